@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Credentials } from '../modules/accounts/accounts.service.js';
+
+export const CREDENTIALS_FILE = 'sandbox-credentials.json';
+
+/** Writes the first-start credentials where a newcomer or a script can read them (owner-only). */
+export function writeSandboxCredentials(
+  dataDir: string,
+  credentials: { merchant: Credentials; partner: Credentials },
+): string {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = path.join(dataDir, CREDENTIALS_FILE);
+  const pick = ({ account_id, api_key, secret_key }: Credentials) => ({ account_id, api_key, secret_key });
+  const body = `${JSON.stringify({ merchant: pick(credentials.merchant), partner: pick(credentials.partner) }, null, 2)}\n`;
+  fs.writeFileSync(file, body, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+  return file;
+}
+
+export function sandboxBanner(
+  credentials: { merchant: Credentials; partner: Credentials },
+  file: string,
+  publicUrl: string,
+): string {
+  const { merchant, partner } = credentials;
+  return [
+    '',
+    'Kosh created a sandbox for you. These secrets are shown once; they are also in',
+    `  ${file} (readable by you only).`,
+    '',
+    `  merchant  ${merchant.account_id}`,
+    `    api_key     ${merchant.api_key}`,
+    `    secret_key  ${merchant.secret_key}`,
+    `  partner   ${partner.account_id}`,
+    `    api_key     ${partner.api_key}`,
+    `    secret_key  ${partner.secret_key}`,
+    '',
+    'Try it:',
+    `  curl -u ${merchant.api_key}:${merchant.secret_key} -H 'Content-Type: application/json' \\`,
+    `    -d '{"amount": 5000, "currency": "INR"}' ${publicUrl}/v1/orders/`,
+    '',
+  ].join('\n');
+}

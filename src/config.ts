@@ -1,0 +1,147 @@
+import path from 'node:path';
+import { type AmountLimits, CURRENCIES } from './domain/money.js';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** postgres://… selects a PostgreSQL server; undefined selects embedded PGlite in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  publicUrl: string;
+  /** Server-side pepper for hashing API secrets; when unset, one is generated and kept in the database. */
+  secretPepper: string | undefined;
+  logLevel: string;
+  bodyLimitBytes: number;
+  amountLimits: AmountLimits;
+  keyCacheTtlMs: number;
+  methodsCacheTtlMs: number;
+  dbPoolSize: number;
+  dbConnectTimeoutMs: number;
+  dbStatementTimeoutMs: number;
+  paymentExpirySeconds: number;
+  sandboxBootstrap: boolean;
+  workers: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(`Invalid setting ${setting}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+export type ConfigOverrides = Partial<
+  Record<'port' | 'host' | 'dataDir' | 'publicUrl' | 'databaseUrl' | 'workers', string>
+>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got '${raw}'.`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(name, `expected a number from ${min} to ${max}, got ${value}.`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'no'].includes(raw)) return false;
+  throw new ConfigError(name, `expected true or false, got '${raw}'.`);
+}
+
+function url(name: string, raw: string, protocols: string[]): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `'${raw}' is not an absolute URL.`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got '${parsed.protocol}'.`);
+  }
+  return raw;
+}
+
+/** Reads every setting from the environment (and command-line overrides) and fails fast naming the bad one. */
+export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = {}): Config {
+  const merged: Env = { ...env };
+  if (overrides.port !== undefined) merged.PORT = overrides.port;
+  if (overrides.host !== undefined) merged.HOST = overrides.host;
+  if (overrides.dataDir !== undefined) merged.KOSH_DATA_DIR = overrides.dataDir;
+  if (overrides.publicUrl !== undefined) merged.KOSH_PUBLIC_URL = overrides.publicUrl;
+  if (overrides.databaseUrl !== undefined) merged.DATABASE_URL = overrides.databaseUrl;
+  if (overrides.workers !== undefined) merged.KOSH_WORKERS = overrides.workers;
+
+  const port = integer(merged, 'PORT', 3000, 0, 65535);
+  const host = merged.HOST || '127.0.0.1';
+  const databaseUrl = merged.DATABASE_URL
+    ? url('DATABASE_URL', merged.DATABASE_URL, ['postgres:', 'postgresql:'])
+    : undefined;
+  const publicUrl = url('KOSH_PUBLIC_URL', merged.KOSH_PUBLIC_URL || `http://localhost:${port}`, [
+    'http:',
+    'https:',
+  ]).replace(/\/+$/, '');
+  const pepper = merged.KOSH_SECRET_PEPPER || undefined;
+  if (pepper !== undefined && pepper.length < 32) {
+    throw new ConfigError('KOSH_SECRET_PEPPER', 'must be at least 32 characters long.');
+  }
+  const logLevel = merged.KOSH_LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(
+      'KOSH_LOG_LEVEL',
+      `expected fatal, error, warn, info, debug, trace or silent, got '${logLevel}'.`,
+    );
+  }
+
+  const amountLimits: AmountLimits = {};
+  for (const currency of Object.values(CURRENCIES)) {
+    const minAmount = integer(
+      merged,
+      `KOSH_MIN_AMOUNT_${currency.code}`,
+      currency.minAmount,
+      1,
+      Number.MAX_SAFE_INTEGER,
+    );
+    const maxAmount = integer(
+      merged,
+      `KOSH_MAX_AMOUNT_${currency.code}`,
+      currency.maxAmount,
+      1,
+      Number.MAX_SAFE_INTEGER,
+    );
+    if (minAmount > maxAmount) {
+      throw new ConfigError(
+        `KOSH_MIN_AMOUNT_${currency.code}`,
+        `must not exceed KOSH_MAX_AMOUNT_${currency.code} (${maxAmount}).`,
+      );
+    }
+    amountLimits[currency.code] = { minAmount, maxAmount };
+  }
+
+  return {
+    port,
+    host,
+    databaseUrl,
+    dataDir: path.resolve(merged.KOSH_DATA_DIR || '.kosh-data'),
+    publicUrl,
+    secretPepper: pepper,
+    logLevel,
+    bodyLimitBytes: integer(merged, 'KOSH_BODY_LIMIT_BYTES', 100 * 1024, 1024, 50 * 1024 * 1024),
+    amountLimits,
+    keyCacheTtlMs: integer(merged, 'KOSH_KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    methodsCacheTtlMs: integer(merged, 'KOSH_METHODS_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    dbPoolSize: integer(merged, 'KOSH_DB_POOL_SIZE', 10, 1, 1000),
+    dbConnectTimeoutMs: integer(merged, 'KOSH_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+    dbStatementTimeoutMs: integer(merged, 'KOSH_DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
+    paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
+    sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
+    workers: integer(merged, 'KOSH_WORKERS', 1, 1, 256),
+  };
+}

@@ -1,0 +1,95 @@
+import type pg from 'pg';
+import { KoshError } from '../domain/errors.js';
+
+/** The one query interface every repository uses: plain SQL with positional parameters. */
+export interface Queryable {
+  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `work` in one transaction (READ COMMITTED); commits on return, rolls back on throw. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Checks that the database answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** SQLSTATE of a PostgreSQL error, if it is one. */
+export function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  if (sqlState(error) !== '23505') return false;
+  return constraint === undefined || (error as { constraint?: string }).constraint === constraint;
+}
+
+/**
+ * A database that cannot be reached is the service's problem, not the caller's: it becomes a 503
+ * with a stable code. Errors from SQL itself pass through untouched.
+ */
+function classify(error: unknown): unknown {
+  if (error instanceof KoshError) return error;
+  const state = sqlState(error);
+  if (state === undefined || state.startsWith('08') || state.startsWith('53') || state.startsWith('57')) {
+    const message = error instanceof Error ? error.message : String(error);
+    const unavailable = new KoshError('service_unavailable', 'The database is unavailable; retry shortly.');
+    unavailable.cause = message;
+    return unavailable;
+  }
+  return error;
+}
+
+/** One implementation over a `pg.Pool` serves both back ends: PGlite provides a node-postgres connection. */
+export function createPoolDb(
+  pool: pg.Pool,
+  kind: Db['kind'],
+  closeExtra: () => Promise<void> = async () => {},
+): Db {
+  const query = async <Row>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) => {
+    try {
+      const result = await client.query(text, params as unknown[] | undefined);
+      return result.rows as Row[];
+    } catch (error) {
+      throw classify(error);
+    }
+  };
+
+  return {
+    kind,
+    query: (text, params) => query(pool, text, params),
+    async transaction(work) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw classify(error);
+      }
+      let broken = false;
+      try {
+        await query(client, 'BEGIN');
+        const result = await work({ query: (text, params) => query(client, text, params) });
+        await query(client, 'COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async ping() {
+      await query(pool, 'SELECT 1');
+    },
+    async close() {
+      await pool.end();
+      await closeExtra();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Db } from './db.js';
+
+/** Arbitrary constant: the advisory lock that serialises migrations across processes. */
+const MIGRATION_LOCK_ID = 4_242_001;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** `migrations/` lives at the package root, beside `src/` and `dist/`. */
+export function migrationsDir(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = path.join(dir, 'migrations');
+    if (fs.existsSync(candidate) && fs.existsSync(path.join(dir, 'package.json'))) return candidate;
+    dir = path.dirname(dir);
+  }
+  throw new Error('The migrations folder was not found beside package.json.');
+}
+
+export function loadMigrations(dir = migrationsDir()): Migration[] {
+  const migrations = fs
+    .readdirSync(dir)
+    .filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number.parseInt(file.slice(0, 4), 10),
+      name: file.replace(/\.sql$/, ''),
+      sql: fs.readFileSync(path.join(dir, file), 'utf8'),
+    }));
+  migrations.forEach((migration, index) => {
+    if (migration.version !== index + 1) {
+      throw new Error(`Migrations must be numbered 0001, 0002, … without gaps; found ${migration.name}.`);
+    }
+  });
+  return migrations;
+}
+
+/**
+ * Applies the migrations not yet applied, forward only, in one transaction holding an advisory
+ * lock: two processes starting at once apply each migration exactly once.
+ */
+export async function migrate(db: Db, migrations = loadMigrations()): Promise<string[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+    await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
+    const applied = new Set(rows.map((row) => row.version));
+    const newest = Math.max(0, ...applied);
+    if (newest > migrations.length) {
+      throw new Error(
+        `The database is at migration ${newest}, newer than this Kosh (${migrations.length}). Upgrade Kosh.`,
+      );
+    }
+    const done: string[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      await tx.query(migration.sql);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
+      done.push(migration.name);
+    }
+    return done;
+  });
+}

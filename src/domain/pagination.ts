@@ -1,0 +1,44 @@
+import { KoshError } from './errors.js';
+import { type IdPrefix, looksLikeId } from './ids.js';
+
+export interface PageRequest {
+  limit: number;
+  /** The id of the last item of the previous page; items older than it come next. */
+  cursor: string | undefined;
+}
+
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+export const DEFAULT_PAGE_SIZE = 10;
+export const MAX_PAGE_SIZE = 100;
+
+export function pageRequest(prefix: IdPrefix, query: { limit?: number; cursor?: string }): PageRequest {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  if (query.cursor !== undefined && !looksLikeId(prefix, query.cursor)) {
+    throw new KoshError(
+      'invalid_cursor',
+      `cursor must be a next_cursor value returned by this list.`,
+      'cursor',
+    );
+  }
+  return { limit: Math.min(Math.max(limit, 1), MAX_PAGE_SIZE), cursor: query.cursor };
+}
+
+/** Repositories fetch `limit + 1` rows newest first; the extra row only says whether more exist. */
+export function toPage<Row extends { id: string }, T>(
+  rows: Row[],
+  limit: number,
+  map: (row: Row) => T,
+): Page<T> {
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  return {
+    data: pageRows.map(map),
+    has_more: hasMore,
+    next_cursor: hasMore ? (pageRows[pageRows.length - 1]?.id ?? null) : null,
+  };
+}

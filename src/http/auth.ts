@@ -1,0 +1,56 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { KoshError } from '../domain/errors.js';
+import type { AccountKind, Principal } from '../domain/principal.js';
+import type { AccountsService } from '../modules/accounts/accounts.service.js';
+
+export type AuthRequirement = AccountKind | 'none';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+  interface FastifyContextConfig {
+    /** Which key kind may call the route; every /v1 route but the public pages needs one. */
+    auth?: AuthRequirement;
+  }
+}
+
+/** Splits `Authorization: Basic base64(api_key:secret_key)`; undefined when absent or malformed. */
+export function parseBasic(
+  header: string | undefined,
+): { apiKey: string; secret: string } | 'missing' | 'malformed' {
+  if (!header) return 'missing';
+  const match = /^Basic ([A-Za-z0-9+/=]{1,1024})$/i.exec(header.trim());
+  if (!match?.[1]) return 'malformed';
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0 || colon === decoded.length - 1) return 'malformed';
+  return { apiKey: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new KoshError('authentication_required');
+  return request.principal;
+}
+
+export function createAuthHook(accounts: AccountsService) {
+  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const requirement = request.routeOptions.config.auth;
+    if (!requirement || requirement === 'none') return;
+    const credentials = parseBasic(request.headers.authorization);
+    if (credentials === 'missing') throw new KoshError('authentication_required');
+    if (credentials === 'malformed') {
+      throw new KoshError(
+        'invalid_credentials',
+        'The Authorization header is not valid HTTP Basic: base64(api_key:secret_key).',
+      );
+    }
+    const principal = await accounts.authenticate(credentials.apiKey, credentials.secret);
+    if (!principal) throw new KoshError('invalid_credentials');
+    if (principal.accountKind !== requirement) {
+      throw new KoshError(requirement === 'partner' ? 'partner_key_required' : 'merchant_key_required');
+    }
+    request.principal = principal;
+    request.log = request.log.child({ account_id: principal.accountId, mode: principal.mode });
+  };
+}

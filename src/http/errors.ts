@@ -1,0 +1,123 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_CATALOGUE, type ErrorCode, KoshError } from '../domain/errors.js';
+
+/** Fields a client may never set: Kosh owns them. Naming them gets `server_owned_field`, not `unknown_field`. */
+const SERVER_OWNED_FIELDS = new Set([
+  'id',
+  'entity',
+  'status',
+  'amount_paid',
+  'amount_pending',
+  'created_at',
+  'updated_at',
+  'account_id',
+  'mode',
+  'payment_id',
+  'bank_details',
+  'return_method',
+  'secret',
+  'error_code',
+  'error_reason',
+  'captured_at',
+]);
+
+export interface ErrorBody {
+  error: { type: string; code: ErrorCode; message: string; field: string | null; request_id: string };
+}
+
+export function errorBody(error: KoshError, requestId: string): ErrorBody {
+  const entry = ERROR_CATALOGUE[error.code];
+  // A 5xx never echoes an internal message, only the catalogue's text.
+  const message = entry.status >= 500 && error.code === 'internal_error' ? entry.message : error.message;
+  return {
+    error: { type: entry.type, code: error.code, message, field: error.field ?? null, request_id: requestId },
+  };
+}
+
+export function sendError(reply: FastifyReply, error: KoshError): FastifyReply {
+  const status = ERROR_CATALOGUE[error.code].status;
+  if (status === 401) reply.header('WWW-Authenticate', 'Basic realm="kosh", charset="UTF-8"');
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(errorBody(error, String(reply.request.id)));
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+function fieldPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (extra !== undefined) parts.push(extra);
+  return parts.join('.');
+}
+
+/** Turns the first schema violation into one precise, caller-facing error. */
+export function validationError(errors: AjvError[], context: string): KoshError {
+  const priority = (error: AjvError) =>
+    error.keyword === 'additionalProperties' ? 0 : error.keyword === 'required' ? 1 : 2;
+  const first = [...errors].sort((a, b) => priority(a) - priority(b))[0];
+  const where =
+    context === 'querystring' ? 'query parameter' : context === 'params' ? 'path parameter' : 'field';
+  if (!first) return new KoshError('invalid_body');
+  if (first.keyword === 'required') {
+    const field = fieldPath(first.instancePath, String(first.params.missingProperty));
+    return new KoshError('missing_field', `The ${where} '${field}' is required.`, field);
+  }
+  if (first.keyword === 'additionalProperties') {
+    const field = fieldPath(first.instancePath, String(first.params.additionalProperty));
+    if (first.instancePath === '' && SERVER_OWNED_FIELDS.has(String(first.params.additionalProperty))) {
+      return new KoshError(
+        'server_owned_field',
+        `The ${where} '${field}' is set by Kosh and cannot be sent.`,
+        field,
+      );
+    }
+    return new KoshError('unknown_field', `Unknown ${where} '${field}'; check its spelling.`, field);
+  }
+  if (first.keyword === 'type' && first.instancePath === '' && context === 'body') {
+    return new KoshError('invalid_body', 'The request body must be an object.');
+  }
+  const field = fieldPath(first.instancePath);
+  const detail = first.keyword === 'propertyNames' ? `has a key that ${first.message}` : first.message;
+  return new KoshError(
+    'invalid_field',
+    `The ${where} '${field}' ${detail ?? 'is invalid'}.`,
+    field || undefined,
+  );
+}
+
+/** Maps anything thrown while handling a request to the one error envelope. */
+export function toKoshError(error: FastifyError & { validationContext?: string }): KoshError {
+  if (error instanceof KoshError) return error;
+  if (error.validation)
+    return validationError(error.validation as AjvError[], error.validationContext ?? 'body');
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new KoshError('body_too_large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new KoshError(error.statusCode === 415 ? 'unsupported_media_type' : 'invalid_body');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new KoshError('invalid_json', 'The request body is empty; send a JSON object.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new KoshError('invalid_json');
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400) return new KoshError('invalid_json');
+  if (error.statusCode === 413) return new KoshError('body_too_large');
+  if (error.statusCode === 415) return new KoshError('unsupported_media_type');
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)
+    return new KoshError('invalid_body');
+  return new KoshError('internal_error');
+}
+
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const kosh = toKoshError(error);
+  const status = ERROR_CATALOGUE[kosh.code].status;
+  if (status >= 500) request.log.error({ err: error }, 'request failed');
+  return sendError(reply, kosh);
+}

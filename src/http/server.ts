@@ -1,0 +1,98 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
+import type { Container } from '../container.js';
+import { registerMethodsRoutes } from '../modules/methods/methods.routes.js';
+import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
+import type { App } from './app-types.js';
+import { createAuthHook } from './auth.js';
+import { coerceToSchema, registerFormParser } from './body.js';
+import { handleError } from './errors.js';
+import { createMetrics } from './metrics.js';
+import { registerNotFound } from './not-found.js';
+import { registerOpsRoutes } from './ops.routes.js';
+import { ErrorResponse } from './schemas.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Builds the HTTP application: plugins, hooks, then every route from an explicit list. */
+export async function buildServer(container: Container): Promise<App> {
+  const { config, services } = container;
+  let counter = 0;
+  const app = Fastify({
+    loggerInstance: container.log as FastifyBaseLogger,
+    bodyLimit: config.bodyLimitBytes,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    return503OnClosing: true,
+    // A caller's X-Request-Id is kept when it is sane; otherwise Kosh makes one.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      if (typeof incoming === 'string' && REQUEST_ID.test(incoming)) return incoming;
+      counter = (counter + 1) % 1_000_000;
+      return `req_${container.ids.next('evt').slice(4, 20)}${counter.toString(36)}`;
+    },
+    ajv: {
+      // Never coerce JSON types and never drop unknown fields silently: both are refused with a clear error.
+      // All errors are collected so that an unknown field (a typo) is named before the missing one it hides.
+      customOptions: {
+        allowUnionTypes: true,
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: true,
+        allErrors: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const metrics = createMetrics();
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Kosh API',
+        version: '1.0.0',
+        description:
+          'Orders, S2S net banking and wallet payments, payment methods, webhooks and merchant onboarding.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'api_key:secret_key' } },
+      },
+      security: [{ basicAuth: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  app.addSchema(ErrorResponse);
+  registerFormParser(app);
+  app.setErrorHandler(handleError);
+  registerNotFound(app);
+
+  app.addHook('onRequest', createAuthHook(services.accounts));
+  app.addHook('preValidation', async (request) => coerceToSchema(request));
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  app.addHook('onResponse', async (request: FastifyRequest, reply) => {
+    metrics.requestDuration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  registerOpsRoutes(app, { db: container.db, metrics });
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  registerOrderRoutes(app, services.orders);
+  registerMethodsRoutes(app, services.methods);
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { sandboxBanner, writeSandboxCredentials } from './cli/sandbox-credentials.js';
+import { ConfigError, type ConfigOverrides, loadConfig } from './config.js';
+import { createContainer } from './container.js';
+import { migrate } from './db/migrate.js';
+import { DataDirLockedError } from './db/pglite.js';
+import { KoshError } from './domain/errors.js';
+import type { Mode } from './domain/principal.js';
+import { buildServer } from './http/server.js';
+
+const USAGE = `Usage: kosh <command> [options]
+
+Commands:
+  serve                                  start the HTTP service (default)
+  migrate                                apply pending database migrations and exit
+  merchant create --name NAME [--partner ID]
+                                         create a merchant with a test key
+  partner create --name NAME             create a partner with a test key
+  keys create --account ID --mode test|live
+                                         issue a key (live keys need an activated account)
+
+Options:
+  --port N  --host ADDR  --data-dir DIR  --public-url URL  --database-url URL
+  --json    print machine-readable JSON (admin commands)
+Settings come from the environment; see docs/configuration.md.`;
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'public-url': { type: 'string' },
+      'database-url': { type: 'string' },
+      workers: { type: 'string' },
+      name: { type: 'string' },
+      partner: { type: 'string' },
+      account: { type: 'string' },
+      mode: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+}
+
+type Parsed = ReturnType<typeof parse>;
+
+function overrides(values: Parsed['values']): ConfigOverrides {
+  const result: ConfigOverrides = {};
+  if (values.port !== undefined) result.port = values.port;
+  if (values.host !== undefined) result.host = values.host;
+  if (values['data-dir'] !== undefined) result.dataDir = values['data-dir'];
+  if (values['public-url'] !== undefined) result.publicUrl = values['public-url'];
+  if (values['database-url'] !== undefined) result.databaseUrl = values['database-url'];
+  if (values.workers !== undefined) result.workers = values.workers;
+  return result;
+}
+
+class UsageError extends Error {}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required.`);
+  return value;
+}
+
+async function serve(values: Parsed['values']): Promise<void> {
+  const config = loadConfig(process.env, overrides(values));
+  const container = await createContainer(config);
+  if (config.sandboxBootstrap) {
+    const credentials = await container.services.accounts.bootstrapSandbox();
+    if (credentials) {
+      const file = writeSandboxCredentials(config.dataDir, credentials);
+      process.stdout.write(`${sandboxBanner(credentials, file, config.publicUrl)}\n`);
+    }
+  }
+  const app = await buildServer(container);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    container.log.info({ signal }, 'shutting down');
+    await app.close();
+    await container.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  await app.listen({ port: config.port, host: config.host });
+  container.log.info(
+    {
+      url: config.publicUrl,
+      database: container.db.kind,
+      data_dir: container.db.kind === 'pglite' ? config.dataDir : undefined,
+    },
+    'Kosh is serving',
+  );
+}
+
+async function admin(command: string, sub: string | undefined, values: Parsed['values']): Promise<void> {
+  const config = loadConfig(
+    { ...process.env, KOSH_LOG_LEVEL: process.env.KOSH_LOG_LEVEL ?? 'warn' },
+    overrides(values),
+  );
+  const container = await createContainer(config);
+  try {
+    const { accounts } = container.services;
+    let output: unknown;
+    if (command === 'merchant' && sub === 'create') {
+      const { account, credentials } = await accounts.createAccountWithTestKey({
+        kind: 'merchant',
+        name: required(values.name, '--name'),
+        partnerId: values.partner ?? null,
+      });
+      output = { ...credentials, status: account.status };
+    } else if (command === 'partner' && sub === 'create') {
+      const { account, credentials } = await accounts.createAccountWithTestKey({
+        kind: 'partner',
+        name: required(values.name, '--name'),
+      });
+      output = { ...credentials, status: account.status };
+    } else if (command === 'keys' && sub === 'create') {
+      const mode = required(values.mode, '--mode');
+      if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live.');
+      output = await accounts.issueKey(required(values.account, '--account'), mode as Mode);
+    } else {
+      throw new UsageError(`Unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
+    }
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(output)}\n`);
+    } else {
+      for (const [key, value] of Object.entries(output as Record<string, unknown>)) {
+        process.stdout.write(`${key.padEnd(12)} ${String(value)}\n`);
+      }
+    }
+  } finally {
+    await container.close();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parse(argv);
+  const [command = 'serve', sub] = positionals;
+  if (values.help || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === 'serve') return serve(values);
+  if (command === 'migrate') {
+    const config = loadConfig(process.env, overrides(values));
+    const container = await createContainer(config, { migrate: false });
+    try {
+      const applied = await migrate(container.db);
+      process.stdout.write(
+        applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n',
+      );
+    } finally {
+      await container.close();
+    }
+    return;
+  }
+  return admin(command, sub, values);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DataDirLockedError ||
+    error instanceof UsageError ||
+    error instanceof KoshError
+  ) {
+    process.stderr.write(`kosh: ${error.message}\n`);
+    if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);
+    process.exit(error instanceof UsageError ? 64 : 1);
+  }
+  if (error instanceof Error && 'code' in error && error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    process.stderr.write(`kosh: ${error.message}\n\n${USAGE}\n`);
+    process.exit(64);
+  }
+  process.stderr.write(`kosh: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

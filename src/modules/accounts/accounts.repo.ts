@@ -1,0 +1,113 @@
+import type { Queryable } from '../../db/db.js';
+import type { AccountKind, Mode } from '../../domain/principal.js';
+
+export type AccountStatus = 'created' | 'under_review' | 'needs_clarification' | 'activated' | 'suspended';
+
+export interface AccountRow {
+  id: string;
+  kind: AccountKind;
+  name: string;
+  status: AccountStatus;
+  partner_id: string | null;
+  sandbox: boolean;
+  created_at: Date;
+}
+
+export interface KeyRow {
+  api_key: string;
+  account_id: string;
+  mode: Mode;
+  secret_hash: Buffer;
+  revoked_at: Date | null;
+  account_kind: AccountKind;
+  account_name: string;
+  account_status: AccountStatus;
+}
+
+export function createAccountsRepo() {
+  return {
+    async insertAccount(
+      db: Queryable,
+      account: {
+        id: string;
+        kind: AccountKind;
+        name: string;
+        status: AccountStatus;
+        partnerId: string | null;
+        sandbox: boolean;
+      },
+    ): Promise<AccountRow> {
+      const [row] = await db.query<AccountRow>(
+        `INSERT INTO accounts (id, kind, name, status, partner_id, sandbox) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING id, kind, name, status, partner_id, sandbox, created_at`,
+        [account.id, account.kind, account.name, account.status, account.partnerId, account.sandbox],
+      );
+      return row!;
+    },
+
+    async findAccount(db: Queryable, id: string): Promise<AccountRow | undefined> {
+      const [row] = await db.query<AccountRow>(
+        'SELECT id, kind, name, status, partner_id, sandbox, created_at FROM accounts WHERE id = $1',
+        [id],
+      );
+      return row;
+    },
+
+    async countAccounts(db: Queryable): Promise<number> {
+      const [row] = await db.query<{ count: string }>('SELECT count(*) AS count FROM accounts');
+      return Number(row!.count);
+    },
+
+    async setStatus(db: Queryable, id: string, status: AccountStatus): Promise<AccountRow | undefined> {
+      const [row] = await db.query<AccountRow>(
+        `UPDATE accounts SET status = $2, updated_at = now() WHERE id = $1
+         RETURNING id, kind, name, status, partner_id, sandbox, created_at`,
+        [id, status],
+      );
+      return row;
+    },
+
+    async insertKey(
+      db: Queryable,
+      key: { apiKey: string; accountId: string; mode: Mode; secretHash: Buffer },
+    ): Promise<void> {
+      await db.query(
+        'INSERT INTO api_keys (api_key, account_id, mode, secret_hash) VALUES ($1, $2, $3, $4)',
+        [key.apiKey, key.accountId, key.mode, key.secretHash],
+      );
+    },
+
+    async findKey(db: Queryable, apiKey: string): Promise<KeyRow | undefined> {
+      const [row] = await db.query<KeyRow>(
+        `SELECT k.api_key, k.account_id, k.mode, k.secret_hash, k.revoked_at,
+                a.kind AS account_kind, a.name AS account_name, a.status AS account_status
+           FROM api_keys k JOIN accounts a ON a.id = k.account_id
+          WHERE k.api_key = $1`,
+        [apiKey],
+      );
+      return row;
+    },
+
+    async revokeKey(db: Queryable, accountId: string, apiKey: string): Promise<boolean> {
+      const rows = await db.query(
+        'UPDATE api_keys SET revoked_at = now() WHERE api_key = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING api_key',
+        [apiKey, accountId],
+      );
+      return rows.length === 1;
+    },
+
+    /** The pepper generated on first start when none is configured; the first writer wins. */
+    async pepperSetting(db: Queryable, candidate: string): Promise<string> {
+      await db.query(
+        `INSERT INTO settings (name, value) VALUES ('api_secret_pepper', $1) ON CONFLICT (name) DO NOTHING`,
+        [candidate],
+      );
+      const [row] = await db.query<{ value: string }>(
+        `SELECT value FROM settings WHERE name = 'api_secret_pepper'`,
+      );
+      return row!.value;
+    },
+  };
+}
+
+export type AccountsRepo = ReturnType<typeof createAccountsRepo>;

@@ -1,0 +1,158 @@
+import type { Db, Queryable } from '../../db/db.js';
+import { KoshError, notFound } from '../../domain/errors.js';
+import type { IdGenerator } from '../../domain/ids.js';
+import type { AccountKind, Mode, Principal } from '../../domain/principal.js';
+import { TtlCache } from '../../domain/ttl-cache.js';
+import type { MethodsService } from '../methods/methods.service.js';
+import type { AccountRow, AccountStatus, AccountsRepo, KeyRow } from './accounts.repo.js';
+import { hashSecret, modeOfApiKey, newApiKey, newSecretKey, secretMatches } from './credentials.js';
+
+export interface Credentials {
+  account_id: string;
+  api_key: string;
+  secret_key: string;
+  mode: Mode;
+}
+
+export interface NewAccount {
+  kind: AccountKind;
+  name: string;
+  status?: AccountStatus;
+  partnerId?: string | null;
+  sandbox?: boolean;
+}
+
+/** Arbitrary constant: the advisory lock that makes first-start bootstrapping happen once. */
+const BOOTSTRAP_LOCK_ID = 4_242_002;
+
+export function createAccountsService(deps: {
+  db: Db;
+  repo: AccountsRepo;
+  ids: IdGenerator;
+  methods: MethodsService;
+  pepper: string;
+  keyCacheTtlMs: number;
+}) {
+  const { db, repo, ids, methods, pepper } = deps;
+  const keyCache = new TtlCache<KeyRow>(deps.keyCacheTtlMs, 10_000);
+
+  async function createAccount(tx: Queryable, input: NewAccount): Promise<AccountRow> {
+    const account = await repo.insertAccount(tx, {
+      id: ids.next(input.kind === 'merchant' ? 'mid' : 'ptr'),
+      kind: input.kind,
+      name: input.name,
+      status: input.status ?? (input.kind === 'partner' ? 'activated' : 'created'),
+      partnerId: input.partnerId ?? null,
+      sandbox: input.sandbox ?? false,
+    });
+    if (account.kind === 'merchant') await methods.initialise(tx, account.id);
+    return account;
+  }
+
+  async function createKey(tx: Queryable, accountId: string, mode: Mode): Promise<Credentials> {
+    const account = await repo.findAccount(tx, accountId);
+    if (!account) throw notFound('account', accountId);
+    if (mode === 'live' && account.status !== 'activated') {
+      throw new KoshError(
+        'account_not_activated',
+        `Live keys are issued only to activated accounts; ${accountId} is ${account.status}.`,
+      );
+    }
+    const apiKey = newApiKey(mode);
+    const secretKey = newSecretKey(mode);
+    await repo.insertKey(tx, { apiKey, accountId, mode, secretHash: hashSecret(pepper, secretKey) });
+    return { account_id: accountId, api_key: apiKey, secret_key: secretKey, mode };
+  }
+
+  return {
+    createAccount,
+    createKey,
+
+    /** An account and its first test key, in one transaction. */
+    async createAccountWithTestKey(
+      input: NewAccount,
+    ): Promise<{ account: AccountRow; credentials: Credentials }> {
+      return db.transaction(async (tx) => {
+        const account = await createAccount(tx, input);
+        return { account, credentials: await createKey(tx, account.id, 'test') };
+      });
+    },
+
+    async issueKey(accountId: string, mode: Mode): Promise<Credentials> {
+      return db.transaction((tx) => createKey(tx, accountId, mode));
+    },
+
+    async revokeKey(accountId: string, apiKey: string): Promise<boolean> {
+      const revoked = await repo.revokeKey(db, accountId, apiKey);
+      keyCache.delete(apiKey);
+      return revoked;
+    },
+
+    async getAccount(accountId: string): Promise<AccountRow> {
+      const account = await repo.findAccount(db, accountId);
+      if (!account) throw notFound('account', accountId);
+      return account;
+    },
+
+    async setStatus(tx: Queryable, accountId: string, status: AccountStatus): Promise<AccountRow> {
+      const account = await repo.setStatus(tx, accountId, status);
+      if (!account) throw notFound('account', accountId);
+      keyCache.clear();
+      return account;
+    },
+
+    /**
+     * Resolves Basic credentials to a principal, or undefined when they do not match a usable key.
+     * Verified key rows are cached for a short time; the secret is checked (HMAC, constant time)
+     * on every request, cached or not.
+     */
+    async authenticate(apiKey: string, secret: string): Promise<Principal | undefined> {
+      const mode = modeOfApiKey(apiKey);
+      if (!mode || apiKey.length > 64 || secret.length > 256) return undefined;
+      let row = keyCache.get(apiKey);
+      if (!row) {
+        row = await repo.findKey(db, apiKey);
+        if (!row) return undefined;
+        if (secretMatches(pepper, secret, row.secret_hash)) keyCache.set(apiKey, row);
+      }
+      if (row.revoked_at !== null || !secretMatches(pepper, secret, row.secret_hash)) return undefined;
+      if (row.account_status === 'suspended') {
+        throw new KoshError('account_not_activated', 'The account is suspended.');
+      }
+      if (row.mode === 'live' && row.account_status !== 'activated') {
+        throw new KoshError('account_not_activated');
+      }
+      return {
+        accountId: row.account_id,
+        accountKind: row.account_kind,
+        accountName: row.account_name,
+        mode: row.mode,
+        apiKey: row.api_key,
+      };
+    },
+
+    /**
+     * On an empty database: a sandbox partner and a sandbox merchant it owns, each with a test key.
+     * Returns their credentials, or undefined when the database already has accounts.
+     */
+    async bootstrapSandbox(): Promise<{ merchant: Credentials; partner: Credentials } | undefined> {
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK_ID]);
+        if ((await repo.countAccounts(tx)) > 0) return undefined;
+        const partner = await createAccount(tx, { kind: 'partner', name: 'Sandbox Partner', sandbox: true });
+        const merchant = await createAccount(tx, {
+          kind: 'merchant',
+          name: 'Sandbox Merchant',
+          partnerId: partner.id,
+          sandbox: true,
+        });
+        return {
+          merchant: await createKey(tx, merchant.id, 'test'),
+          partner: await createKey(tx, partner.id, 'test'),
+        };
+      });
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;

@@ -1,0 +1,40 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Mode } from '../../domain/principal.js';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function randomToken(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (const byte of bytes) out += ALPHABET[byte & 31];
+  return out;
+}
+
+/** Public key: names its mode (`key_test_…`, `key_live_…`), 24 random characters (120 bits). */
+export function newApiKey(mode: Mode): string {
+  return `key_${mode}_${randomToken(24)}`;
+}
+
+/** Secret: 32 random bytes (256 bits), shown once and stored only as a keyed hash. */
+export function newSecretKey(mode: Mode): string {
+  return `sk_${mode}_${randomBytes(32).toString('base64url')}`;
+}
+
+export function modeOfApiKey(apiKey: string): Mode | undefined {
+  if (apiKey.startsWith('key_test_')) return 'test';
+  if (apiKey.startsWith('key_live_')) return 'live';
+  return undefined;
+}
+
+export function hashSecret(pepper: string, secret: string): Buffer {
+  return createHmac('sha256', pepper).update(secret, 'utf8').digest();
+}
+
+export function secretMatches(pepper: string, secret: string, storedHash: Buffer): boolean {
+  const candidate = hashSecret(pepper, secret);
+  return candidate.length === storedHash.length && timingSafeEqual(candidate, storedHash);
+}
+
+export function newPepper(): string {
+  return randomBytes(32).toString('base64url');
+}

@@ -1,0 +1,50 @@
+import type { Db, Queryable } from '../../db/db.js';
+import type { Mode } from '../../domain/principal.js';
+import { TtlCache } from '../../domain/ttl-cache.js';
+import { emptyMethods, type MethodsConfig, sandboxMethods } from './methods.js';
+
+/**
+ * Per-account, per-mode methods configuration. Reads are cached briefly (`KOSH_METHODS_CACHE_TTL_MS`);
+ * a change made in this process is visible at once, one made in another process within the TTL.
+ */
+export function createMethodsService(deps: { db: Db; cacheTtlMs: number }) {
+  const { db } = deps;
+  const cache = new TtlCache<MethodsConfig>(deps.cacheTtlMs, 10_000);
+  const cacheKey = (accountId: string, mode: Mode) => `${accountId}:${mode}`;
+
+  return {
+    /** New merchants: the sandbox catalogue in test mode; nothing in live mode until a connector is configured. */
+    async initialise(tx: Queryable, accountId: string): Promise<void> {
+      await tx.query(
+        `INSERT INTO account_methods (account_id, mode, methods) VALUES ($1, 'test', $2), ($1, 'live', $3)
+         ON CONFLICT DO NOTHING`,
+        [accountId, sandboxMethods(), emptyMethods()],
+      );
+    },
+
+    async get(accountId: string, mode: Mode): Promise<MethodsConfig> {
+      const key = cacheKey(accountId, mode);
+      const cached = cache.get(key);
+      if (cached) return cached;
+      const [row] = await db.query<{ methods: MethodsConfig }>(
+        'SELECT methods FROM account_methods WHERE account_id = $1 AND mode = $2',
+        [accountId, mode],
+      );
+      const methods = row?.methods ?? emptyMethods();
+      cache.set(key, methods);
+      return methods;
+    },
+
+    /** Replaces the configuration; callers build the new object from the current one. */
+    async set(tx: Queryable, accountId: string, mode: Mode, methods: MethodsConfig): Promise<void> {
+      await tx.query(
+        `INSERT INTO account_methods (account_id, mode, methods, updated_at) VALUES ($1, $2, $3, now())
+         ON CONFLICT (account_id, mode) DO UPDATE SET methods = EXCLUDED.methods, updated_at = now()`,
+        [accountId, mode, methods],
+      );
+      cache.delete(cacheKey(accountId, mode));
+    },
+  };
+}
+
+export type MethodsService = ReturnType<typeof createMethodsService>;

@@ -1,0 +1,36 @@
+import { SANDBOX_BANKS, SANDBOX_WALLETS } from '../../connectors/sandbox/catalogue.js';
+
+/** The methods object of seed §2.3, without its constant `entity`. */
+export interface MethodsConfig {
+  card_networks: { diners: boolean; amex: boolean; mastercard: boolean; rupay: boolean; visa: boolean };
+  card_type: { debit: boolean; credit: boolean; prepaid: boolean };
+  card_subtype: { business: boolean; consumer: boolean; premium: boolean };
+  upi: {
+    intent: boolean;
+    collect: boolean;
+    payer_account_type: { bank_account: boolean; credit_card: boolean };
+  };
+  netbanking: Record<string, string>;
+  wallet: Record<string, string>;
+}
+
+/** Kosh takes net banking and wallets today; cards and UPI stay false until it can take them. */
+export function emptyMethods(): MethodsConfig {
+  return {
+    card_networks: { diners: false, amex: false, mastercard: false, rupay: false, visa: false },
+    card_type: { debit: false, credit: false, prepaid: false },
+    card_subtype: { business: false, consumer: false, premium: false },
+    upi: { intent: false, collect: false, payer_account_type: { bank_account: false, credit_card: false } },
+    netbanking: {},
+    wallet: {},
+  };
+}
+
+/** What a new account gets in test mode: every sandbox bank and wallet. */
+export function sandboxMethods(): MethodsConfig {
+  return {
+    ...emptyMethods(),
+    netbanking: Object.fromEntries(SANDBOX_BANKS.map((bank) => [bank.code, bank.label])),
+    wallet: Object.fromEntries(SANDBOX_WALLETS.map((wallet) => [wallet.code, wallet.label])),
+  };
+}

@@ -1,0 +1,84 @@
+import type { Queryable } from '../../db/db.js';
+import type { PageRequest } from '../../domain/pagination.js';
+import type { Mode } from '../../domain/principal.js';
+
+export type OrderStatus = 'created' | 'attempted' | 'paid';
+
+export interface OrderRow {
+  id: string;
+  account_id: string;
+  mode: Mode;
+  amount: string;
+  currency: string;
+  status: OrderStatus;
+  receipt: string | null;
+  metadata: Record<string, unknown>;
+  return_url: string | null;
+  return_method: string;
+  amount_paid: string;
+  bank_details: Record<string, unknown> | null;
+  created_at: Date;
+}
+
+const COLUMNS =
+  'id, account_id, mode, amount, currency, status, receipt, metadata, return_url, return_method, amount_paid, bank_details, created_at';
+
+export function createOrdersRepo() {
+  return {
+    async insert(
+      db: Queryable,
+      order: {
+        id: string;
+        accountId: string;
+        mode: Mode;
+        amount: number;
+        currency: string;
+        receipt: string | null;
+        metadata: object;
+        createdAt: Date;
+      },
+    ): Promise<OrderRow> {
+      const [row] = await db.query<OrderRow>(
+        `INSERT INTO orders (id, account_id, mode, amount, currency, status, receipt, metadata, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 'created', $6, $7, $8, $8) RETURNING ${COLUMNS}`,
+        [
+          order.id,
+          order.accountId,
+          order.mode,
+          order.amount,
+          order.currency,
+          order.receipt,
+          order.metadata,
+          order.createdAt,
+        ],
+      );
+      return row!;
+    },
+
+    /** Tenant-scoped: another account's or another mode's order is simply not found. */
+    async find(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      id: string,
+      forUpdate = false,
+    ): Promise<OrderRow | undefined> {
+      const [row] = await db.query<OrderRow>(
+        `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2 AND mode = $3${forUpdate ? ' FOR UPDATE' : ''}`,
+        [id, accountId, mode],
+      );
+      return row;
+    },
+
+    async list(db: Queryable, accountId: string, mode: Mode, page: PageRequest): Promise<OrderRow[]> {
+      return db.query<OrderRow>(
+        `SELECT ${COLUMNS} FROM orders
+          WHERE account_id = $1 AND mode = $2 AND ($3::text IS NULL OR id < $3)
+          ORDER BY id DESC LIMIT $4`,
+        [accountId, mode, page.cursor ?? null, page.limit + 1],
+      );
+    },
+  };
+}
+
+export type OrdersRepo = ReturnType<typeof createOrdersRepo>;

@@ -1,0 +1,61 @@
+import { Type } from 'typebox';
+import type { App } from '../../http/app-types.js';
+import { principalOf } from '../../http/auth.js';
+import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
+import { CreateOrderBody, Order } from './orders.schemas.js';
+import type { OrdersService } from './orders.service.js';
+
+export function registerOrderRoutes(app: App, orders: OrdersService): void {
+  app.post(
+    '/v1/orders/',
+    {
+      config: { auth: 'merchant' },
+      schema: {
+        tags: ['Orders'],
+        summary: 'Create an order',
+        description:
+          'A new order for each payment attempt. Pass `data.id` as `order_id` when creating the payment.',
+        body: CreateOrderBody,
+        response: {
+          200: Type.Object({ data: Order, message: Type.String() }),
+          ...errorResponses(400, 403, 415),
+        },
+      },
+    },
+    async (request) => {
+      const order = await orders.create(principalOf(request), request.body);
+      return { data: order, message: 'Order created successfully.' };
+    },
+  );
+
+  app.get(
+    '/v1/orders/:id/',
+    {
+      config: { auth: 'merchant' },
+      schema: {
+        tags: ['Orders'],
+        summary: 'Fetch an order',
+        params: IdParams,
+        response: { 200: Type.Object({ data: Order, message: Type.String() }), ...errorResponses(403, 404) },
+      },
+    },
+    async (request) => ({
+      data: await orders.get(principalOf(request), request.params.id),
+      message: 'Order fetched.',
+    }),
+  );
+
+  app.get(
+    '/v1/orders/',
+    {
+      config: { auth: 'merchant' },
+      schema: {
+        tags: ['Orders'],
+        summary: 'List orders, newest first',
+        querystring: ListQuery,
+        response: { 200: listOf(Order), ...errorResponses(400, 403) },
+      },
+    },
+    async (request) => orders.list(principalOf(request), request.query),
+  );
+}

@@ -1,0 +1,32 @@
+import { type Static, Type } from 'typebox';
+import { Metadata } from '../../http/schemas.js';
+
+export const CreateOrderBody = Type.Object(
+  {
+    amount: Type.Integer({ description: 'Amount in the smallest currency sub-unit: 5000 is ₹50.00.' }),
+    currency: Type.String({ minLength: 3, maxLength: 3, description: 'Three-letter code; INR is enabled.' }),
+    receipt: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 40, description: "The merchant's own reference." }),
+    ),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type CreateOrderBody = Static<typeof CreateOrderBody>;
+
+export const Order = Type.Object({
+  id: Type.String({ description: '`order_` and an opaque suffix' }),
+  entity: Type.Literal('order'),
+  amount: Type.Integer(),
+  currency: Type.String(),
+  status: Type.Union([Type.Literal('created'), Type.Literal('attempted'), Type.Literal('paid')]),
+  receipt: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Type.Integer({ description: 'Unix time in seconds' }),
+  return_url: Type.Union([Type.String(), Type.Null()]),
+  amount_paid: Type.Integer(),
+  bank_details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  return_method: Type.String(),
+  amount_pending: Type.Integer(),
+});
+export type Order = Static<typeof Order>;

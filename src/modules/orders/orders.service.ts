@@ -1,0 +1,72 @@
+import type { Db } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
+import { unixSeconds } from '../../domain/clock.js';
+import { notFound } from '../../domain/errors.js';
+import type { IdGenerator } from '../../domain/ids.js';
+import { type AmountLimits, checkAmount } from '../../domain/money.js';
+import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import type { Principal } from '../../domain/principal.js';
+import type { OrderRow, OrdersRepo } from './orders.repo.js';
+import type { CreateOrderBody, Order } from './orders.schemas.js';
+
+/** The order as the API shows it (seed §2.1); `amount_pending` is derived, never stored. */
+export function toOrder(row: OrderRow): Order {
+  const amount = Number(row.amount);
+  const amountPaid = Number(row.amount_paid);
+  return {
+    id: row.id,
+    entity: 'order',
+    amount,
+    currency: row.currency,
+    status: row.status,
+    receipt: row.receipt,
+    metadata: row.metadata,
+    created_at: unixSeconds(row.created_at),
+    return_url: row.return_url,
+    amount_paid: amountPaid,
+    bank_details: row.bank_details,
+    return_method: row.return_method,
+    amount_pending: amount - amountPaid,
+  };
+}
+
+export function createOrdersService(deps: {
+  db: Db;
+  repo: OrdersRepo;
+  ids: IdGenerator;
+  clock: Clock;
+  amountLimits: AmountLimits;
+}) {
+  const { db, repo, ids, clock, amountLimits } = deps;
+
+  return {
+    async create(principal: Principal, input: CreateOrderBody): Promise<Order> {
+      checkAmount(input.amount, input.currency, amountLimits);
+      const row = await repo.insert(db, {
+        id: ids.next('order'),
+        accountId: principal.accountId,
+        mode: principal.mode,
+        amount: input.amount,
+        currency: input.currency,
+        receipt: input.receipt ?? null,
+        metadata: input.metadata ?? {},
+        createdAt: clock.now(),
+      });
+      return toOrder(row);
+    },
+
+    async get(principal: Principal, id: string): Promise<Order> {
+      const row = await repo.find(db, principal.accountId, principal.mode, id);
+      if (!row) throw notFound('order', id);
+      return toOrder(row);
+    },
+
+    async list(principal: Principal, query: { limit?: number; cursor?: string }): Promise<Page<Order>> {
+      const page = pageRequest('order', query);
+      const rows = await repo.list(db, principal.accountId, principal.mode, page);
+      return toPage(rows, page.limit, toOrder);
+    },
+  };
+}
+
+export type OrdersService = ReturnType<typeof createOrdersService>;
