@@ -10,6 +10,8 @@ import { createLogger } from './log.js';
 import { createAccountsRepo } from './modules/accounts/accounts.repo.js';
 import { createAccountsService } from './modules/accounts/accounts.service.js';
 import { newPepper } from './modules/accounts/credentials.js';
+import { createEventsRepo } from './modules/events/events.repo.js';
+import { createEventsService } from './modules/events/events.service.js';
 import { createMethodsService } from './modules/methods/methods.service.js';
 import { createOrdersRepo } from './modules/orders/orders.repo.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
@@ -57,6 +59,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       pepper,
       keyCacheTtlMs: config.keyCacheTtlMs,
     });
+    const events = createEventsService({ repo: createEventsRepo(), ids, clock });
     const orders = createOrdersService({
       db,
       repo: createOrdersRepo(),
@@ -71,7 +74,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       log,
       clock,
       ids,
-      services: { accounts, methods, orders },
+      services: { accounts, methods, orders, events },
       async close() {
         await db.close();
       },

@@ -34,8 +34,9 @@ export function loadMigrations(dir = migrationsDir()): Migration[] {
       sql: fs.readFileSync(path.join(dir, file), 'utf8'),
     }));
   migrations.forEach((migration, index) => {
-    if (migration.version !== index + 1) {
-      throw new Error(`Migrations must be numbered 0001, 0002, … without gaps; found ${migration.name}.`);
+    const previous = migrations[index - 1];
+    if (previous && previous.version === migration.version) {
+      throw new Error(`Two migrations share the number ${migration.version}: ${previous.name} and ${migration.name}.`);
     }
   });
   return migrations;

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { Db } from '../../src/db/db.js';
+import { openPglite } from '../../src/db/pglite.js';
+import { openPostgres } from '../../src/db/postgres.js';
+
+export const DATABASE_KINDS = ['pglite', 'postgres'] as const;
+export type DatabaseKind = (typeof DATABASE_KINDS)[number];
+
+/** A fresh, migrated database of its own for one test file; closing it drops it. */
+export async function openTestDatabase(kind: DatabaseKind, options: { poolSize?: number } = {}): Promise<Db & { url?: string }> {
+  if (kind === 'pglite') {
+    const snapshot = new Blob([fs.readFileSync(inject('pgliteSnapshot'))]);
+    return openPglite({ dataDir: undefined, loadDataDir: snapshot, connectTimeoutMs: 5_000 });
+  }
+  const adminUrl = inject('postgresAdminUrl');
+  const name = `kosh_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('postgresTemplate')}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = openPostgres(url.toString(), {
+    poolSize: options.poolSize ?? 8,
+    connectTimeoutMs: 5_000,
+    statementTimeoutMs: 30_000,
+  });
+  const close = db.close;
+  return Object.assign(db, {
+    url: url.toString(),
+    async close() {
+      await close();
+      const dropper = new pg.Client({ connectionString: adminUrl });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropper.end();
+    },
+  });
+}
