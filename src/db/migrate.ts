@@ -36,7 +36,9 @@ export function loadMigrations(dir = migrationsDir()): Migration[] {
   migrations.forEach((migration, index) => {
     const previous = migrations[index - 1];
     if (previous && previous.version === migration.version) {
-      throw new Error(`Two migrations share the number ${migration.version}: ${previous.name} and ${migration.name}.`);
+      throw new Error(
+        `Two migrations share the number ${migration.version}: ${previous.name} and ${migration.name}.`,
+      );
     }
   });
   return migrations;

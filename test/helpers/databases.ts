@@ -10,7 +10,10 @@ export const DATABASE_KINDS = ['pglite', 'postgres'] as const;
 export type DatabaseKind = (typeof DATABASE_KINDS)[number];
 
 /** A fresh, migrated database of its own for one test file; closing it drops it. */
-export async function openTestDatabase(kind: DatabaseKind, options: { poolSize?: number } = {}): Promise<Db & { url?: string }> {
+export async function openTestDatabase(
+  kind: DatabaseKind,
+  options: { poolSize?: number } = {},
+): Promise<Db & { url?: string }> {
   if (kind === 'pglite') {
     const snapshot = new Blob([fs.readFileSync(inject('pgliteSnapshot'))]);
     return openPglite({ dataDir: undefined, loadDataDir: snapshot, connectTimeoutMs: 5_000 });

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
-import { migrate } from '../../src/db/migrate.js';
 
 /**
  * Once per run: a migrated PostgreSQL template database (each test file clones it) and a migrated
@@ -34,7 +34,11 @@ export default async function setup(project: TestProject) {
   await admin.query(`CREATE DATABASE ${template}`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${template}`;
-  const templateDb = openPostgres(url.toString(), { poolSize: 1, connectTimeoutMs: 5_000, statementTimeoutMs: 30_000 });
+  const templateDb = openPostgres(url.toString(), {
+    poolSize: 1,
+    connectTimeoutMs: 5_000,
+    statementTimeoutMs: 30_000,
+  });
   await migrate(templateDb);
   await templateDb.close();
 

@@ -40,7 +40,11 @@ export interface Harness {
   partner(name?: string): Promise<TestAccount>;
   /** Activates the account and issues it a live key. */
   liveKey(account: TestAccount): Promise<TestAccount>;
-  request(method: InjectOptions['method'], url: string, options?: RequestOptions): Promise<LightMyRequestResponse>;
+  request(
+    method: InjectOptions['method'],
+    url: string,
+    options?: RequestOptions,
+  ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
@@ -55,11 +59,20 @@ export async function createHarness(kind: DatabaseKind, env: Record<string, stri
     },
   });
   const config = loadConfig({ KOSH_LOG_LEVEL: 'info', KOSH_PUBLIC_URL: 'http://localhost:3000', ...env });
-  const container = await createContainer(config, { db, clock, log: createLogger(config.logLevel, sink), migrate: false });
+  const container = await createContainer(config, {
+    db,
+    clock,
+    log: createLogger(config.logLevel, sink),
+    migrate: false,
+  });
   const app = await buildServer(container);
   let counter = 0;
 
-  async function account(kind: 'merchant' | 'partner', name: string, partnerId?: string): Promise<TestAccount> {
+  async function account(
+    kind: 'merchant' | 'partner',
+    name: string,
+    partnerId?: string,
+  ): Promise<TestAccount> {
     const { account, credentials } = await container.services.accounts.createAccountWithTestKey({
       kind,
       name: `${name} ${++counter}`,
@@ -77,13 +90,16 @@ export async function createHarness(kind: DatabaseKind, env: Record<string, stri
     merchant: (name = 'Test Merchant', options = {}) => account('merchant', name, options.partnerId),
     partner: (name = 'Test Partner') => account('partner', name),
     async liveKey(testAccount) {
-      await container.db.transaction((tx) => container.services.accounts.setStatus(tx, testAccount.id, 'activated'));
+      await container.db.transaction((tx) =>
+        container.services.accounts.setStatus(tx, testAccount.id, 'activated'),
+      );
       const credentials = await container.services.accounts.issueKey(testAccount.id, 'live' as Mode);
       return { id: testAccount.id, credentials, auth: basicAuth(credentials) };
     },
     async request(method, url, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
-      if (options.auth) headers.authorization = typeof options.auth === 'string' ? options.auth : options.auth.auth;
+      if (options.auth)
+        headers.authorization = typeof options.auth === 'string' ? options.auth : options.auth.auth;
       let payload: string | undefined;
       if (options.json !== undefined) {
         headers['content-type'] ??= 'application/json';
@@ -102,7 +118,11 @@ export async function createHarness(kind: DatabaseKind, env: Record<string, stri
 }
 
 /** Runs the same suite once on PGlite and once on PostgreSQL, each with a fresh database. */
-export function describeEachDatabase(title: string, suite: (harness: () => Harness) => void, env: Record<string, string> = {}) {
+export function describeEachDatabase(
+  title: string,
+  suite: (harness: () => Harness) => void,
+  env: Record<string, string> = {},
+) {
   for (const kind of DATABASE_KINDS) {
     describe(`${title} [${kind}]`, () => {
       let harness: Harness | undefined;

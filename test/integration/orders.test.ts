@@ -10,7 +10,10 @@ describeEachDatabase('orders', (harness) => {
   describe('POST /v1/orders/', () => {
     it('creates an order with every field of seed §2.1 and its initial values', async () => {
       const before = Math.floor(Date.now() / 1000);
-      const response = await harness().request('POST', '/v1/orders/', { auth: merchant, json: { amount: 5000, currency: 'INR' } });
+      const response = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: { amount: 5000, currency: 'INR' },
+      });
       expect(response.statusCode).toBe(200);
       const body = response.json();
       expect(Object.keys(body).sort()).toEqual(['data', 'message']);
@@ -36,17 +39,30 @@ describeEachDatabase('orders', (harness) => {
     it('accepts receipt and metadata, in JSON and in form bodies with bracket nesting', async () => {
       const json = await harness().request('POST', '/v1/orders/', {
         auth: merchant,
-        json: { amount: 100, currency: 'INR', receipt: 'rcpt-1', metadata: { cart: 'c-9', items: 3, gift: true, note: null } },
+        json: {
+          amount: 100,
+          currency: 'INR',
+          receipt: 'rcpt-1',
+          metadata: { cart: 'c-9', items: 3, gift: true, note: null },
+        },
       });
       expect(json.statusCode).toBe(200);
-      expect(json.json().data).toMatchObject({ receipt: 'rcpt-1', metadata: { cart: 'c-9', items: 3, gift: true, note: null } });
+      expect(json.json().data).toMatchObject({
+        receipt: 'rcpt-1',
+        metadata: { cart: 'c-9', items: 3, gift: true, note: null },
+      });
 
       const form = await harness().request('POST', '/v1/orders', {
         auth: merchant,
         form: 'amount=2500&currency=INR&receipt=r2&metadata[cart]=c-10',
       });
       expect(form.statusCode).toBe(200);
-      expect(form.json().data).toMatchObject({ amount: 2500, receipt: 'r2', metadata: { cart: 'c-10' }, amount_pending: 2500 });
+      expect(form.json().data).toMatchObject({
+        amount: 2500,
+        receipt: 'r2',
+        metadata: { cart: 'c-10' },
+        amount_pending: 2500,
+      });
     });
 
     const invalid: [string, Record<string, unknown>, string, string][] = [
@@ -57,26 +73,75 @@ describeEachDatabase('orders', (harness) => {
       ['amount zero', { amount: 0, currency: 'INR' }, 'amount_out_of_range', 'amount'],
       ['amount negative', { amount: -100, currency: 'INR' }, 'amount_out_of_range', 'amount'],
       ['amount below the minimum', { amount: 99, currency: 'INR' }, 'amount_out_of_range', 'amount'],
-      ['amount above the maximum', { amount: 10_000_000_001, currency: 'INR' }, 'amount_out_of_range', 'amount'],
+      [
+        'amount above the maximum',
+        { amount: 10_000_000_001, currency: 'INR' },
+        'amount_out_of_range',
+        'amount',
+      ],
       ['currency unknown', { amount: 5000, currency: 'XYZ' }, 'currency_not_supported', 'currency'],
       ['currency lowercase', { amount: 5000, currency: 'inr' }, 'currency_not_supported', 'currency'],
       ['currency too long', { amount: 5000, currency: 'INRS' }, 'invalid_field', 'currency'],
-      ['receipt too long', { amount: 5000, currency: 'INR', receipt: 'r'.repeat(41) }, 'invalid_field', 'receipt'],
+      [
+        'receipt too long',
+        { amount: 5000, currency: 'INR', receipt: 'r'.repeat(41) },
+        'invalid_field',
+        'receipt',
+      ],
       ['receipt empty', { amount: 5000, currency: 'INR', receipt: '' }, 'invalid_field', 'receipt'],
-      ['metadata not an object', { amount: 5000, currency: 'INR', metadata: 'x' }, 'invalid_field', 'metadata'],
-      ['metadata nested', { amount: 5000, currency: 'INR', metadata: { a: { b: 1 } } }, 'invalid_field', 'metadata.a'],
-      ['metadata array value', { amount: 5000, currency: 'INR', metadata: { a: [1] } }, 'invalid_field', 'metadata.a'],
-      ['metadata value too long', { amount: 5000, currency: 'INR', metadata: { a: 'x'.repeat(501) } }, 'invalid_field', 'metadata.a'],
-      ['metadata key too long', { amount: 5000, currency: 'INR', metadata: { ['k'.repeat(41)]: 1 } }, 'invalid_field', 'metadata'],
+      [
+        'metadata not an object',
+        { amount: 5000, currency: 'INR', metadata: 'x' },
+        'invalid_field',
+        'metadata',
+      ],
+      [
+        'metadata nested',
+        { amount: 5000, currency: 'INR', metadata: { a: { b: 1 } } },
+        'invalid_field',
+        'metadata.a',
+      ],
+      [
+        'metadata array value',
+        { amount: 5000, currency: 'INR', metadata: { a: [1] } },
+        'invalid_field',
+        'metadata.a',
+      ],
+      [
+        'metadata value too long',
+        { amount: 5000, currency: 'INR', metadata: { a: 'x'.repeat(501) } },
+        'invalid_field',
+        'metadata.a',
+      ],
+      [
+        'metadata key too long',
+        { amount: 5000, currency: 'INR', metadata: { ['k'.repeat(41)]: 1 } },
+        'invalid_field',
+        'metadata',
+      ],
       [
         'metadata with 21 keys',
-        { amount: 5000, currency: 'INR', metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, i])) },
+        {
+          amount: 5000,
+          currency: 'INR',
+          metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, i])),
+        },
         'invalid_field',
         'metadata',
       ],
       ['a typo of amount', { ammount: 5000, currency: 'INR' }, 'unknown_field', 'ammount'],
-      ['a server-owned status', { amount: 5000, currency: 'INR', status: 'paid' }, 'server_owned_field', 'status'],
-      ['a server-owned amount_paid', { amount: 5000, currency: 'INR', amount_paid: 5000 }, 'server_owned_field', 'amount_paid'],
+      [
+        'a server-owned status',
+        { amount: 5000, currency: 'INR', status: 'paid' },
+        'server_owned_field',
+        'status',
+      ],
+      [
+        'a server-owned amount_paid',
+        { amount: 5000, currency: 'INR', amount_paid: 5000 },
+        'server_owned_field',
+        'amount_paid',
+      ],
       ['a server-owned id', { amount: 5000, currency: 'INR', id: 'order_x' }, 'server_owned_field', 'id'],
     ];
 
@@ -121,8 +186,12 @@ describeEachDatabase('orders', (harness) => {
 
   describe('GET /v1/orders/<id>/', () => {
     it('fetches an order with and without the trailing slash', async () => {
-      const created = (await harness().request('POST', '/v1/orders/', { auth: merchant, json: { amount: 700, currency: 'INR' } })).json()
-        .data;
+      const created = (
+        await harness().request('POST', '/v1/orders/', {
+          auth: merchant,
+          json: { amount: 700, currency: 'INR' },
+        })
+      ).json().data;
       for (const url of [`/v1/orders/${created.id}/`, `/v1/orders/${created.id}`]) {
         const response = await harness().request('GET', url, { auth: merchant });
         expect(response.statusCode).toBe(200);
@@ -131,11 +200,17 @@ describeEachDatabase('orders', (harness) => {
     });
 
     it("answers 404 for another account's order, exactly as for a missing one", async () => {
-      const created = (await harness().request('POST', '/v1/orders/', { auth: merchant, json: { amount: 700, currency: 'INR' } })).json()
-        .data;
+      const created = (
+        await harness().request('POST', '/v1/orders/', {
+          auth: merchant,
+          json: { amount: 700, currency: 'INR' },
+        })
+      ).json().data;
       const stranger = await harness().merchant('Stranger');
       const theirs = await harness().request('GET', `/v1/orders/${created.id}/`, { auth: stranger });
-      const missing = await harness().request('GET', '/v1/orders/order_00000000000000000000000000/', { auth: stranger });
+      const missing = await harness().request('GET', '/v1/orders/order_00000000000000000000000000/', {
+        auth: stranger,
+      });
       expect(theirs.statusCode).toBe(404);
       expect(missing.statusCode).toBe(404);
       expect(theirs.json().error.code).toBe('resource_not_found');
@@ -148,7 +223,10 @@ describeEachDatabase('orders', (harness) => {
       const pager = await harness().merchant('Pager');
       const ids: string[] = [];
       for (let i = 0; i < 7; i++) {
-        const response = await harness().request('POST', '/v1/orders/', { auth: pager, json: { amount: 100 + i, currency: 'INR' } });
+        const response = await harness().request('POST', '/v1/orders/', {
+          auth: pager,
+          json: { amount: 100 + i, currency: 'INR' },
+        });
         ids.push(response.json().data.id);
         harness().clock.advance(1);
       }

@@ -26,11 +26,10 @@ export function createEventsRepo() {
     },
 
     async find(db: Queryable, accountId: string, mode: Mode, id: string): Promise<EventRow | undefined> {
-      const [row] = await db.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE id = $1 AND account_id = $2 AND mode = $3`, [
-        id,
-        accountId,
-        mode,
-      ]);
+      const [row] = await db.query<EventRow>(
+        `SELECT ${COLUMNS} FROM events WHERE id = $1 AND account_id = $2 AND mode = $3`,
+        [id, accountId, mode],
+      );
       return row;
     },
   };

@@ -4,7 +4,12 @@ import type { IdGenerator } from '../../domain/ids.js';
 import type { Mode } from '../../domain/principal.js';
 import type { EventRow, EventsRepo } from './events.repo.js';
 
-export type EventType = 'payment.pending' | 'payment.captured' | 'payment.failed' | 'order.paid' | `merchant.${string}`;
+export type EventType =
+  | 'payment.pending'
+  | 'payment.captured'
+  | 'payment.failed'
+  | 'order.paid'
+  | `merchant.${string}`;
 
 /**
  * Events are the transactional outbox: `record` must be called with the transaction that makes the
