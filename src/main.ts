@@ -8,6 +8,8 @@ import { DataDirLockedError } from './db/pglite.js';
 import { KoshError } from './domain/errors.js';
 import type { Mode } from './domain/principal.js';
 import { buildServer } from './http/server.js';
+import { backgroundJobs } from './jobs/jobs.js';
+import { startJobs } from './jobs/runner.js';
 
 const USAGE = `Usage: kosh <command> [options]
 
@@ -77,12 +79,14 @@ async function serve(values: Parsed['values']): Promise<void> {
     }
   }
   const app = await buildServer(container);
+  const jobs = startJobs(backgroundJobs(container), container.log);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     container.log.info({ signal }, 'shutting down');
     await app.close();
+    await jobs.stop();
     await container.close();
     process.exit(0);
   };
