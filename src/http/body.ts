@@ -10,6 +10,9 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
  * integers for the fields whose schema says integer.
  */
 export function registerFormParser(app: FastifyInstance): void {
+  // Only JSON and forms are API bodies; Fastify's built-in text/plain parser would turn a stray
+  // text body into a confusing schema error instead of a clear 415.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(FORM_TYPE, { parseAs: 'string' }, (_request, body, done) => {
     try {
       const parsed = qs.parse(body as string, {

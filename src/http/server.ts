@@ -16,6 +16,19 @@ import { ErrorResponse } from './schemas.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+export interface RouteSummary {
+  method: string;
+  url: string;
+  /** Whether the route belongs in the OpenAPI document. */
+  documented: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeSummaries(): RouteSummary[];
+  }
+}
+
 /** Builds the HTTP application: plugins, hooks, then every route from an explicit list. */
 export async function buildServer(container: Container): Promise<App> {
   const { config, services } = container;
@@ -47,6 +60,14 @@ export async function buildServer(container: Container): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const metrics = createMetrics();
+  const routes: RouteSummary[] = [];
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { hide?: boolean } | undefined;
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD') routes.push({ method, url: route.url, documented: !schema?.hide });
+    }
+  });
+  app.decorate('routeSummaries', () => [...routes]);
 
   await app.register(swagger, {
     openapi: {
