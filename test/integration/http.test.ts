@@ -9,11 +9,7 @@ describeEachDatabase('HTTP conventions', (harness) => {
     merchant = await harness().merchant();
   });
 
-  const expectError = (
-    response: { statusCode: number; json(): any; headers: Record<string, unknown> },
-    status: number,
-    code: string,
-  ) => {
+  const expectError = (response: LightMyRequestResponse, status: number, code: string) => {
     expect(response.statusCode).toBe(status);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     const body = response.json();
