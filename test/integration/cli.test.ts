@@ -1,0 +1,149 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { freePort, type KoshProcess, runKosh } from '../helpers/process.js';
+
+interface SandboxCredentials {
+  merchant: { account_id: string; api_key: string; secret_key: string };
+  partner: { account_id: string; api_key: string; secret_key: string };
+}
+
+function authHeader(credentials: { api_key: string; secret_key: string }): string {
+  return `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`;
+}
+
+const running: KoshProcess[] = [];
+const folders: string[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((process) => process.stop('SIGKILL')));
+  for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-cli-'));
+  folders.push(dir);
+  return dir;
+}
+
+async function serve(env: Record<string, string>): Promise<{ process: KoshProcess; url: string }> {
+  const port = await freePort();
+  const process = runKosh(['serve'], {
+    PORT: String(port),
+    KOSH_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    ...env,
+  });
+  running.push(process);
+  await process.waitFor(/Kosh is serving/, 60_000);
+  return { process, url: `http://127.0.0.1:${port}` };
+}
+
+describe('kosh serve on the embedded database', () => {
+  const dataDir = tempDir();
+
+  it('creates a sandbox on first start, prints its credentials and keeps orders across a restart', async () => {
+    const first = await serve({ KOSH_DATA_DIR: dataDir });
+    const credentialsFile = path.join(dataDir, 'sandbox-credentials.json');
+    expect(fs.statSync(credentialsFile).mode & 0o777).toBe(0o600);
+    const credentials: SandboxCredentials = JSON.parse(fs.readFileSync(credentialsFile, 'utf8'));
+    expect(Object.keys(credentials.merchant).sort()).toEqual(['account_id', 'api_key', 'secret_key']);
+    expect(Object.keys(credentials.partner).sort()).toEqual(['account_id', 'api_key', 'secret_key']);
+    expect(credentials.merchant.account_id).toMatch(/^mid_/);
+    expect(credentials.merchant.api_key).toMatch(/^key_test_/);
+    expect(first.process.output()).toContain(credentials.merchant.secret_key);
+    expect(first.process.output()).toContain(credentials.partner.secret_key);
+
+    const created = await fetch(`${first.url}/v1/orders/`, {
+      method: 'POST',
+      headers: { authorization: authHeader(credentials.merchant), 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 5000, currency: 'INR' }),
+    });
+    expect(created.status).toBe(200);
+    const order = ((await created.json()) as { data: { id: string; amount_pending: number } }).data;
+    expect(order.amount_pending).toBe(5000);
+
+    // A second process on the same folder is refused, and the first keeps serving.
+    const intruder = runKosh(['serve'], { KOSH_DATA_DIR: dataDir, PORT: String(await freePort()) });
+    running.push(intruder);
+    expect(await intruder.exited).toBe(1);
+    expect(intruder.output()).toMatch(/in use by another Kosh process/);
+    expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+
+    expect(await first.process.stop('SIGTERM')).toBe(0);
+
+    const second = await serve({ KOSH_DATA_DIR: dataDir });
+    expect(second.process.output()).not.toContain('created a sandbox');
+    const fetched = await fetch(`${second.url}/v1/orders/${order.id}/`, {
+      headers: { authorization: authHeader(credentials.merchant) },
+    });
+    expect(fetched.status).toBe(200);
+    expect(((await fetched.json()) as { data: { id: string } }).data.id).toBe(order.id);
+    await second.process.stop();
+  });
+
+  it('refuses to start on a bad setting and names it', async () => {
+    const process = runKosh(['serve'], { KOSH_DATA_DIR: tempDir(), PORT: 'eighty' });
+    expect(await process.exited).toBe(1);
+    expect(process.output()).toMatch(/Invalid setting PORT/);
+  });
+
+  it('prints credentials as JSON from the admin commands', async () => {
+    const dir = tempDir();
+    const merchant = runKosh(['merchant', 'create', '--name', 'Acme Books', '--json'], {
+      KOSH_DATA_DIR: dir,
+    });
+    expect(await merchant.exited).toBe(0);
+    const created = JSON.parse(merchant.output().trim().split('\n').pop()!);
+    expect(created).toMatchObject({
+      account_id: expect.stringMatching(/^mid_/),
+      api_key: expect.stringMatching(/^key_test_/),
+      mode: 'test',
+    });
+    expect(created.secret_key).toMatch(/^sk_test_/);
+
+    const partner = runKosh(['partner', 'create', '--name', 'Platform', '--json'], { KOSH_DATA_DIR: dir });
+    expect(await partner.exited).toBe(0);
+    expect(JSON.parse(partner.output().trim().split('\n').pop()!).account_id).toMatch(/^ptr_/);
+
+    const testKey = runKosh(['keys', 'create', '--account', created.account_id, '--mode', 'test', '--json'], {
+      KOSH_DATA_DIR: dir,
+    });
+    expect(await testKey.exited).toBe(0);
+    expect(JSON.parse(testKey.output().trim().split('\n').pop()!).api_key).toMatch(/^key_test_/);
+
+    const liveKey = runKosh(['keys', 'create', '--account', created.account_id, '--mode', 'live', '--json'], {
+      KOSH_DATA_DIR: dir,
+    });
+    expect(await liveKey.exited).toBe(1);
+    expect(liveKey.output()).toMatch(/activated/);
+  });
+});
+
+describe('kosh serve with DATABASE_URL', () => {
+  it('bootstraps the sandbox on an empty PostgreSQL database too', async () => {
+    const adminUrl = inject('postgresAdminUrl');
+    const name = `kosh_cli_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    try {
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      const dataDir = tempDir();
+      const server = await serve({ DATABASE_URL: url.toString(), KOSH_DATA_DIR: dataDir });
+      const credentials: SandboxCredentials = JSON.parse(
+        fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
+      );
+      const methods = await fetch(`${server.url}/v1/payments/methods/`, {
+        headers: { authorization: authHeader(credentials.merchant) },
+      });
+      expect(methods.status).toBe(200);
+      expect(((await methods.json()) as { entity: string }).entity).toBe('methods');
+      await server.process.stop();
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});
