@@ -1,0 +1,45 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type BrowserContext, chromium } from 'playwright-core';
+
+/** Debian's Chromium (installed by .ci/run), never a browser a test tool downloads. */
+const EXECUTABLE = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export interface LaunchedBrowser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** A headless Chromium with a fresh profile folder, removed on close. */
+export async function launchBrowser(): Promise<LaunchedBrowser> {
+  if (!fs.existsSync(EXECUTABLE)) {
+    throw new Error(
+      `Chromium was not found at ${EXECUTABLE}; install Debian's chromium package (.ci/run does).`,
+    );
+  }
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: EXECUTABLE,
+    headless: true,
+    args: FLAGS,
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
