@@ -1,0 +1,65 @@
+import pg from 'pg';
+import { describe, expect, inject, it } from 'vitest';
+import { loadMigrations, migrate } from '../../src/db/migrate.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import { KoshError } from '../../src/domain/errors.js';
+import { DATABASE_KINDS, openTestDatabase } from '../helpers/databases.js';
+
+const OPTIONS = { poolSize: 4, connectTimeoutMs: 2_000, statementTimeoutMs: 10_000 };
+
+describe('migrations on PostgreSQL', () => {
+  it('are applied exactly once when several processes start at the same time', async () => {
+    const adminUrl = inject('postgresAdminUrl');
+    const name = `kosh_mig_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const pools = Array.from({ length: 4 }, () => openPostgres(url.toString(), OPTIONS));
+    try {
+      const results = await Promise.all(pools.map((db) => migrate(db)));
+      const applied = results.flat();
+      expect(applied).toEqual(loadMigrations().map((migration) => migration.name));
+      const rows = await pools[0]!.query<{ version: number }>(
+        'SELECT version FROM schema_migrations ORDER BY version',
+      );
+      expect(rows.map((row) => row.version)).toEqual(loadMigrations().map((migration) => migration.version));
+      expect(await migrate(pools[0]!)).toEqual([]);
+    } finally {
+      await Promise.all(pools.map((db) => db.close()));
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
+  it('turns an unreachable database into service_unavailable instead of a crash', async () => {
+    const db = openPostgres('postgres://postgres@127.0.0.1:1/nowhere', { ...OPTIONS, connectTimeoutMs: 500 });
+    await expect(db.query('SELECT 1')).rejects.toBeInstanceOf(KoshError);
+    await expect(db.transaction(async (tx) => tx.query('SELECT 1'))).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
+    await db.close();
+  });
+});
+
+for (const kind of DATABASE_KINDS) {
+  describe(`the query/transaction port [${kind}]`, () => {
+    it('commits on return and rolls back on throw', async () => {
+      const db = await openTestDatabase(kind);
+      try {
+        await db.query('CREATE TABLE t (x int)');
+        await db.transaction(async (tx) => tx.query('INSERT INTO t VALUES (1)'));
+        await expect(
+          db.transaction(async (tx) => {
+            await tx.query('INSERT INTO t VALUES (2)');
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        expect(await db.query('SELECT x FROM t')).toEqual([{ x: 1 }]);
+      } finally {
+        await db.close();
+      }
+    });
+  });
+}
