@@ -35,11 +35,11 @@ async function serve(env: Record<string, string>): Promise<{ process: KoshProces
     ...env,
   });
   running.push(process);
-  await process.waitFor(/Kosh is serving/, 60_000);
+  await process.waitFor(/Kosh is serving/, 120_000);
   return { process, url: `http://127.0.0.1:${port}` };
 }
 
-describe('kosh serve on the embedded database', () => {
+describe('kosh serve on the embedded database', { timeout: 180_000 }, () => {
   const dataDir = tempDir();
 
   it('creates a sandbox on first start, prints its credentials and keeps orders across a restart', async () => {
@@ -120,7 +120,7 @@ describe('kosh serve on the embedded database', () => {
   });
 });
 
-describe('kosh serve with DATABASE_URL', () => {
+describe('kosh serve with DATABASE_URL', { timeout: 120_000 }, () => {
   it('bootstraps the sandbox on an empty PostgreSQL database too', async () => {
     const adminUrl = inject('postgresAdminUrl');
     const name = `kosh_cli_${Date.now().toString(36)}`;
