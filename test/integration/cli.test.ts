@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEmptyPostgresDatabase } from '../helpers/databases.js';
 import { freePort, type KoshProcess, runKosh } from '../helpers/process.js';
 
 interface SandboxCredentials {
@@ -122,16 +122,10 @@ describe('kosh serve on the embedded database', { timeout: 180_000 }, () => {
 
 describe('kosh serve with DATABASE_URL', { timeout: 120_000 }, () => {
   it('bootstraps the sandbox on an empty PostgreSQL database too', async () => {
-    const adminUrl = inject('postgresAdminUrl');
-    const name = `kosh_cli_${Date.now().toString(36)}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
+    const database = await createEmptyPostgresDatabase();
     try {
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
       const dataDir = tempDir();
-      const server = await serve({ DATABASE_URL: url.toString(), KOSH_DATA_DIR: dataDir });
+      const server = await serve({ DATABASE_URL: database.url, KOSH_DATA_DIR: dataDir });
       const credentials: SandboxCredentials = JSON.parse(
         fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
       );
@@ -142,8 +136,7 @@ describe('kosh serve with DATABASE_URL', { timeout: 120_000 }, () => {
       expect(((await methods.json()) as { entity: string }).entity).toBe('methods');
       await server.process.stop();
     } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
   });
 });

@@ -1,22 +1,15 @@
-import pg from 'pg';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadMigrations, migrate } from '../../src/db/migrate.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { KoshError } from '../../src/domain/errors.js';
-import { DATABASE_KINDS, openTestDatabase } from '../helpers/databases.js';
+import { createEmptyPostgresDatabase, DATABASE_KINDS, openTestDatabase } from '../helpers/databases.js';
 
 const OPTIONS = { poolSize: 4, connectTimeoutMs: 2_000, statementTimeoutMs: 10_000 };
 
 describe('migrations on PostgreSQL', () => {
   it('are applied exactly once when several processes start at the same time', async () => {
-    const adminUrl = inject('postgresAdminUrl');
-    const name = `kosh_mig_${Date.now().toString(36)}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    const pools = Array.from({ length: 4 }, () => openPostgres(url.toString(), OPTIONS));
+    const database = await createEmptyPostgresDatabase();
+    const pools = Array.from({ length: 4 }, () => openPostgres(database.url, OPTIONS));
     try {
       const results = await Promise.all(pools.map((db) => migrate(db)));
       const applied = results.flat();
@@ -28,8 +21,7 @@ describe('migrations on PostgreSQL', () => {
       expect(await migrate(pools[0]!)).toEqual([]);
     } finally {
       await Promise.all(pools.map((db) => db.close()));
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
   });
 
