@@ -1,0 +1,44 @@
+import type { Db } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
+import type { Job } from '../../jobs/runner.js';
+import type { PaymentsRepo } from './payments.repo.js';
+import type { PaymentStates } from './payments.states.js';
+
+export const EXPIRY_BATCH_SIZE = 100;
+
+/**
+ * Fails `created` payments nobody touched within the expiry time (`payment_expired`). Each batch
+ * claims its rows with FOR UPDATE SKIP LOCKED, so any number of processes can sweep at once
+ * without two of them expiring the same payment; the compare-and-set in `move` is the second guard.
+ */
+export function createPaymentExpiryJob(deps: {
+  db: Db;
+  repo: PaymentsRepo;
+  states: PaymentStates;
+  clock: Clock;
+  expirySeconds: number;
+  batchSize?: number;
+  idleIntervalMs?: number;
+}): Job {
+  const { db, repo, states, clock, expirySeconds } = deps;
+  const batchSize = deps.batchSize ?? EXPIRY_BATCH_SIZE;
+  return {
+    name: 'payment-expiry',
+    idleIntervalMs: deps.idleIntervalMs ?? 5_000,
+    async run() {
+      const cutoff = new Date(clock.now().getTime() - expirySeconds * 1000);
+      return db.transaction(async (tx) => {
+        const claimed = await repo.claimExpired(tx, cutoff, batchSize);
+        let expired = 0;
+        for (const payment of claimed) {
+          const moved = await states.move(tx, payment, 'expired', {
+            errorCode: 'payment_expired',
+            errorReason: `The customer did not complete the payment within ${expirySeconds} seconds.`,
+          });
+          if (moved) expired++;
+        }
+        return expired;
+      });
+    },
+  };
+}
