@@ -78,7 +78,10 @@ export interface EventPayload {
   order: Record<string, unknown> & { id: string; status: string };
 }
 
-export async function eventsOf(h: Harness, accountId: string): Promise<{ type: string; payload: EventPayload }[]> {
+export async function eventsOf(
+  h: Harness,
+  accountId: string,
+): Promise<{ type: string; payload: EventPayload }[]> {
   return h.container.db.query('SELECT type, payload FROM events WHERE account_id = $1 ORDER BY id', [
     accountId,
   ]);
