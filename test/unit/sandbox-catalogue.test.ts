@@ -14,10 +14,10 @@ describe('sandbox catalogue', () => {
   });
 
   it.each([...SANDBOX_BANKS, ...SANDBOX_WALLETS])('$code is documented with its action', (entry) => {
-    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     expect(docs).toMatch(
       new RegExp(
-        `\\|\\s*\`${entry.code}\`\\s*\\|\\s*${escape(entry.label)}\\s*\\|\\s*\`${entry.action}\`\\s*\\|`,
+        `\\|\\s*\`${entry.code}\`\\s*\\|\\s*${literal(entry.label)}\\s*\\|\\s*\`${entry.action}\`\\s*\\|`,
       ),
     );
   });
