@@ -95,6 +95,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
       payments,
       accounts,
       connectors,
+      clock,
+      expirySeconds: config.paymentExpirySeconds,
     });
     const paymentExpiry = createPaymentExpiryJob({
       db,

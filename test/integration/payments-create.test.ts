@@ -155,6 +155,11 @@ describeEachDatabase('POST /v1/payments/create/s2s/', (harness) => {
         nested ? { code: 'invalid_body', field: null } : { code, field },
       );
       expect(response.json().error.message.length).toBeGreaterThan(10);
+      if (field === 'method' && code === 'invalid_field') {
+        expect(response.json().error.message).toBe(
+          "The field 'method' must be one of 'netbanking', 'wallet'.",
+        );
+      }
       const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json()
         .data;
       expect(order.status).toBe('created');

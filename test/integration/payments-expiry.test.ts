@@ -59,6 +59,20 @@ describeEachDatabase('payment expiry', (harness) => {
     expect(page.body).toContain('name="status" value="failed"');
   });
 
+  it('refuses a choice on a page opened before the expiry time and used after it', async () => {
+    const { paymentId } = await createPayment(harness(), merchant);
+    const token = await openPage(harness(), paymentId);
+    harness().clock.advance(901_000);
+    const late = await choose(harness(), paymentId, token, 'success');
+    expect(late.statusCode).toBe(200);
+    expect(late.body).toContain('name="status" value="failed"');
+    expect(await fetch(paymentId)).toMatchObject({ status: 'failed', error_code: 'payment_expired' });
+    const types = (await eventsOf(harness(), merchant.id))
+      .filter((event) => event.payload.payment.id === paymentId)
+      .map((event) => event.type);
+    expect(types).toEqual(['payment.failed']);
+  });
+
   it('expires in batches and two sweepers at once never expire a payment twice', async () => {
     const { container, clock } = harness();
     const signal = new AbortController().signal;

@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ConnectorRegistry, CustomerChoice } from '../../connectors/connector.js';
 import type { Db } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import { expiryFailure, isExpired } from './payments.expiry.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
 import type { PaymentsService } from './payments.service.js';
 import type { PaymentStates } from './payments.states.js';
@@ -31,12 +33,22 @@ export function createAuthenticationService(deps: {
   payments: PaymentsService;
   accounts: AccountsService;
   connectors: ConnectorRegistry;
+  clock: Clock;
+  expirySeconds: number;
 }) {
-  const { db, repo, states, payments, accounts, connectors } = deps;
+  const { db, repo, states, payments, accounts, connectors, clock, expirySeconds } = deps;
 
   async function load(paymentId: string): Promise<PaymentRow> {
-    const payment = await repo.findById(db, paymentId);
+    let payment = await repo.findById(db, paymentId);
     if (!payment) throw notFound('payment', paymentId);
+    // Past its expiry the page must not take a choice, even before the sweep has come by.
+    if (payment.status === 'created' && isExpired(payment.created_at, clock.now(), expirySeconds)) {
+      const stale = payment;
+      const expired = await db.transaction((tx) =>
+        states.move(tx, stale, 'expired', expiryFailure(expirySeconds)),
+      );
+      payment = expired ?? (await repo.findById(db, paymentId)) ?? payment;
+    }
     // Only the sandbox has a Kosh-rendered bank page; a live connector's page is the bank's own.
     if (payment.connector !== 'sandbox') {
       throw new KoshError('connector_unavailable', 'This payment is authenticated at its bank, not here.');

@@ -6,6 +6,18 @@ import type { PaymentStates } from './payments.states.js';
 
 export const EXPIRY_BATCH_SIZE = 100;
 
+/** The failure recorded on an expired payment, by the sweep or by a late visit to its page. */
+export function expiryFailure(expirySeconds: number) {
+  return {
+    errorCode: 'payment_expired',
+    errorReason: `The customer did not complete the payment within ${expirySeconds} seconds.`,
+  };
+}
+
+export function isExpired(createdAt: Date, now: Date, expirySeconds: number): boolean {
+  return now.getTime() - createdAt.getTime() > expirySeconds * 1000;
+}
+
 /**
  * Fails `created` payments nobody touched within the expiry time (`payment_expired`). Each batch
  * claims its rows with FOR UPDATE SKIP LOCKED, so any number of processes can sweep at once
@@ -31,10 +43,7 @@ export function createPaymentExpiryJob(deps: {
         const claimed = await repo.claimExpired(tx, cutoff, batchSize);
         let expired = 0;
         for (const payment of claimed) {
-          const moved = await states.move(tx, payment, 'expired', {
-            errorCode: 'payment_expired',
-            errorReason: `The customer did not complete the payment within ${expirySeconds} seconds.`,
-          });
+          const moved = await states.move(tx, payment, 'expired', expiryFailure(expirySeconds));
           if (moved) expired++;
         }
         return expired;

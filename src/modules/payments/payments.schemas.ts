@@ -1,6 +1,13 @@
 import { type Static, Type } from 'typebox';
 import { Metadata } from '../../http/schemas.js';
 
+/** An enum (not a union of constants) so that a wrong value is answered with the allowed ones. */
+const PaymentMethod = Type.Unsafe<'netbanking' | 'wallet'>({
+  type: 'string',
+  enum: ['netbanking', 'wallet'],
+  description: '`netbanking` (send `bank`) or `wallet` (send `wallet`)',
+});
+
 const Text = (maxLength: number, description: string) => Type.String({ maxLength, description });
 
 /**
@@ -19,7 +26,7 @@ export const CreatePaymentBody = Type.Object(
       2000,
       'Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]).',
     ),
-    method: Type.Union([Type.Literal('netbanking'), Type.Literal('wallet')]),
+    method: PaymentMethod,
     bank: Type.Optional(Text(40, 'With method netbanking: a key of `netbanking` in the methods object.')),
     wallet: Type.Optional(Text(40, 'With method wallet: a key of `wallet` in the methods object, any case.')),
     description: Type.Optional(Text(255, 'Free text, at most 255 characters.')),
