@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { createConnectorRegistry } from './connectors/connector.js';
+import { createSandboxConnector } from './connectors/sandbox/sandbox.connector.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
@@ -15,6 +17,11 @@ import { createEventsService } from './modules/events/events.service.js';
 import { createMethodsService } from './modules/methods/methods.service.js';
 import { createOrdersRepo } from './modules/orders/orders.repo.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
+import { createAuthenticationService } from './modules/payments/authentication.service.js';
+import { createPaymentExpiryJob } from './modules/payments/payments.expiry.js';
+import { createPaymentsRepo } from './modules/payments/payments.repo.js';
+import { createPaymentsService } from './modules/payments/payments.service.js';
+import { createPaymentStates } from './modules/payments/payments.states.js';
 
 export async function openDatabase(config: Config): Promise<Db> {
   if (config.databaseUrl) {
@@ -67,6 +74,37 @@ export async function createContainer(config: Config, options: ContainerOptions 
       clock,
       amountLimits: config.amountLimits,
     });
+    // Live mode has no connector yet: live payments are refused, never simulated.
+    const connectors = createConnectorRegistry({ test: createSandboxConnector() });
+    const paymentsRepo = createPaymentsRepo();
+    const paymentStates = createPaymentStates({ db, repo: paymentsRepo, orders, events, clock });
+    const payments = createPaymentsService({
+      db,
+      repo: paymentsRepo,
+      ids,
+      clock,
+      orders,
+      methods,
+      connectors,
+      publicUrl: config.publicUrl,
+    });
+    const authentication = createAuthenticationService({
+      db,
+      repo: paymentsRepo,
+      states: paymentStates,
+      payments,
+      accounts,
+      connectors,
+      clock,
+      expirySeconds: config.paymentExpirySeconds,
+    });
+    const paymentExpiry = createPaymentExpiryJob({
+      db,
+      repo: paymentsRepo,
+      states: paymentStates,
+      clock,
+      expirySeconds: config.paymentExpirySeconds,
+    });
 
     return {
       config,
@@ -74,7 +112,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
       log,
       clock,
       ids,
-      services: { accounts, methods, orders, events },
+      services: { accounts, methods, orders, events, payments, paymentStates, authentication },
+      jobs: { paymentExpiry },
       async close() {
         await db.close();
       },

@@ -83,7 +83,13 @@ export function validationError(errors: AjvError[], context: string): KoshError 
     return new KoshError('invalid_body', 'The request body must be an object.');
   }
   const field = fieldPath(first.instancePath);
-  const detail = first.keyword === 'propertyNames' ? `has a key that ${first.message}` : first.message;
+  const allowed = first.params.allowedValues;
+  const detail =
+    first.keyword === 'propertyNames'
+      ? `has a key that ${first.message}`
+      : first.keyword === 'enum' && Array.isArray(allowed)
+        ? `must be one of ${allowed.map((value) => `'${value}'`).join(', ')}`
+        : first.message;
   return new KoshError(
     'invalid_field',
     `The ${where} '${field}' ${detail ?? 'is invalid'}.`,

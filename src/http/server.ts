@@ -5,6 +5,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
 import { registerMethodsRoutes } from '../modules/methods/methods.routes.js';
 import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
+import { registerAuthenticationRoutes } from '../modules/payments/authentication.routes.js';
+import { registerPaymentRoutes } from '../modules/payments/payments.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
 import { coerceToSchema, registerFormParser } from './body.js';
@@ -113,6 +115,8 @@ export async function buildServer(container: Container): Promise<App> {
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   registerOrderRoutes(app, services.orders);
   registerMethodsRoutes(app, services.methods);
+  registerPaymentRoutes(app, services.payments);
+  registerAuthenticationRoutes(app, services.authentication, config.publicUrl);
 
   await app.ready();
   return app;

@@ -70,6 +70,40 @@ export function createOrdersRepo() {
       return row;
     },
 
+    /** Compare-and-set on the status; undefined when the order was not in `from` (or is not this tenant's). */
+    async changeStatus(
+      tx: Queryable,
+      change: {
+        accountId: string;
+        mode: Mode;
+        id: string;
+        from: OrderStatus;
+        to: OrderStatus;
+        amountPaid: number;
+        returnUrl: string;
+        bankDetails: object;
+        updatedAt: Date;
+      },
+    ): Promise<OrderRow | undefined> {
+      const [row] = await tx.query<OrderRow>(
+        `UPDATE orders SET status = $4, amount_paid = $5, return_url = $6, bank_details = $7, updated_at = $8
+          WHERE id = $1 AND account_id = $2 AND mode = $3 AND status = $9
+          RETURNING ${COLUMNS}`,
+        [
+          change.id,
+          change.accountId,
+          change.mode,
+          change.to,
+          change.amountPaid,
+          change.returnUrl,
+          change.bankDetails,
+          change.updatedAt,
+          change.from,
+        ],
+      );
+      return row;
+    },
+
     async list(db: Queryable, accountId: string, mode: Mode, page: PageRequest): Promise<OrderRow[]> {
       return db.query<OrderRow>(
         `SELECT ${COLUMNS} FROM orders

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { unixSeconds } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
@@ -6,7 +6,7 @@ import type { IdGenerator } from '../../domain/ids.js';
 import { type AmountLimits, checkAmount } from '../../domain/money.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Principal } from '../../domain/principal.js';
-import type { OrderRow, OrdersRepo } from './orders.repo.js';
+import type { OrderRow, OrderStatus, OrdersRepo } from './orders.repo.js';
 import type { CreateOrderBody, Order } from './orders.schemas.js';
 
 /** The order as the API shows it (seed §2.1); `amount_pending` is derived, never stored. */
@@ -59,6 +59,39 @@ export function createOrdersService(deps: {
       const row = await repo.find(db, principal.accountId, principal.mode, id);
       if (!row) throw notFound('order', id);
       return toOrder(row);
+    },
+
+    /**
+     * The order row inside a payment's transaction; `lock` takes a row lock so that payments on one
+     * order change it one after another.
+     */
+    async findForPayment(
+      tx: Queryable,
+      accountId: string,
+      mode: Principal['mode'],
+      id: string,
+      lock: boolean,
+    ): Promise<OrderRow | undefined> {
+      return repo.find(tx, accountId, mode, id, lock);
+    },
+
+    /** A payment moved the order (the payments transition table decides `to`); compare-and-set on `from`. */
+    async changeStatus(
+      tx: Queryable,
+      order: OrderRow,
+      change: { to: OrderStatus; amountPaid: number; returnUrl: string; bankDetails: object },
+    ): Promise<OrderRow | undefined> {
+      return repo.changeStatus(tx, {
+        accountId: order.account_id,
+        mode: order.mode,
+        id: order.id,
+        from: order.status,
+        to: change.to,
+        amountPaid: change.amountPaid,
+        returnUrl: change.returnUrl,
+        bankDetails: change.bankDetails,
+        updatedAt: clock.now(),
+      });
     },
 
     async list(principal: Principal, query: { limit?: number; cursor?: string }): Promise<Page<Order>> {

@@ -1,0 +1,181 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createKoshClient, KoshApiError, type KoshClientOptions } from './kosh-client.js';
+
+/**
+ * A small shop that sells one thing through Kosh: it lists the account's banks and wallets, creates
+ * the order and the S2S payment, hands the browser on as `next[0]` says, receives the return POST
+ * and shows the status it fetched from Kosh (a browser return is never proof of payment).
+ */
+const PRICE = 5000; // ₹50.00 in paise
+
+function escapeHtml(value: unknown): string {
+  return String(value).replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] ?? char,
+  );
+}
+
+function page(title: string, body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem}
+fieldset{margin:1rem 0}label{display:block;margin:.3rem 0}</style></head>
+<body><h1>${escapeHtml(title)}</h1>
+${body}
+</body></html>`;
+}
+
+function optionTags(entries: Record<string, string>): string {
+  return Object.entries(entries)
+    .map(([code, label]) => `<option value="${escapeHtml(code)}">${escapeHtml(label)}</option>`)
+    .join('');
+}
+
+async function readForm(request: http.IncomingMessage): Promise<Record<string, string>> {
+  let body = '';
+  for await (const chunk of request) {
+    body += chunk;
+    if (body.length > 10_000) throw new Error('form too large');
+  }
+  return Object.fromEntries(new URLSearchParams(body));
+}
+
+function send(response: http.ServerResponse, status: number, html: string): void {
+  response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(html);
+}
+
+export interface MerchantOptions extends KoshClientOptions {
+  /** Where this shop is reachable by the browser, used for return_url; defaults to its listening address. */
+  publicUrl?: string;
+  port?: number;
+  host?: string;
+}
+
+export async function startMerchant(
+  options: MerchantOptions,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const kosh = createKoshClient(options);
+  let publicUrl = options.publicUrl ?? '';
+
+  async function home(response: http.ServerResponse) {
+    // Fetched for every checkout: the account's methods can change, and nothing unsupported is offered.
+    let methods: { netbanking: Record<string, string>; wallet: Record<string, string> };
+    try {
+      methods = await kosh.methods();
+    } catch {
+      return send(response, 503, page('Checkout unavailable', '<p>Payment methods could not be loaded.</p>'));
+    }
+    const customer = `<label>Name <input name="name" value="Asha Rao" required></label>
+<label>Email <input name="email" value="asha@example.com" required></label>
+<label>Phone <input name="contact" value="+919876543210" required></label>`;
+    const form = (method: string, field: string, entries: Record<string, string>) =>
+      Object.keys(entries).length === 0
+        ? ''
+        : `<form method="POST" action="/checkout" id="${method}-form"><fieldset>
+<legend>${method === 'netbanking' ? 'Net banking' : 'Wallet'}</legend>
+<input type="hidden" name="method" value="${method}">
+<select name="${field}" id="${field}">${optionTags(entries)}</select>
+${customer}
+<button type="submit" id="pay-${method}">Pay ₹50.00</button></fieldset></form>`;
+    send(
+      response,
+      200,
+      page(
+        'Kosh example shop',
+        `<p>One notebook, ₹50.00.</p>${form('netbanking', 'bank', methods.netbanking)}${form('wallet', 'wallet', methods.wallet)}`,
+      ),
+    );
+  }
+
+  async function checkout(request: http.IncomingMessage, response: http.ServerResponse) {
+    const form = await readForm(request);
+    try {
+      const order = await kosh.createOrder(PRICE, 'INR');
+      const payment = await kosh.createPayment({
+        amount: PRICE,
+        currency: 'INR',
+        order_id: order.data.id,
+        method: form.method,
+        ...(form.method === 'wallet' ? { wallet: form.wallet } : { bank: form.bank }),
+        name: form.name,
+        email: form.email,
+        contact: form.contact,
+        description: 'One notebook',
+        return_url: `${publicUrl}/return`,
+      });
+      const next = payment.next[0];
+      if (next?.action === 'html_form' && next.html_content) return send(response, 200, next.html_content);
+      if (next?.action === 'redirect' && next.url) {
+        response.writeHead(303, { location: next.url });
+        return response.end();
+      }
+      send(response, 502, page('Payment failed', '<p>Kosh answered an unknown action.</p>'));
+    } catch (error) {
+      const message = error instanceof KoshApiError ? error.message : 'The payment could not be started.';
+      send(
+        response,
+        400,
+        page('Payment not started', `<p id="error">${escapeHtml(message)}</p><a href="/">Back</a>`),
+      );
+    }
+  }
+
+  async function paymentReturn(request: http.IncomingMessage, response: http.ServerResponse) {
+    const form = await readForm(request);
+    const signed = await kosh.verifyReturn(form);
+    if (!signed || !form.payment_id) {
+      return send(
+        response,
+        400,
+        page('Unverified return', '<p id="error">The return was not signed by Kosh.</p>'),
+      );
+    }
+    // The return only says which payment to look at; its status comes from Kosh itself.
+    const payment = (await kosh.payment(form.payment_id)).data;
+    const order = (await kosh.order(payment.order_id)).data;
+    const title = payment.status === 'captured' ? 'Thank you for your order' : 'Payment not completed';
+    send(
+      response,
+      200,
+      page(
+        title,
+        `<dl>
+<dt>Payment</dt><dd id="payment-id">${escapeHtml(payment.id)}</dd>
+<dt>Payment status</dt><dd id="payment-status">${escapeHtml(payment.status)}</dd>
+<dt>Error</dt><dd id="error-code">${escapeHtml(payment.error_code ?? '—')}</dd>
+<dt>Order</dt><dd id="order-id">${escapeHtml(order.id)}</dd>
+<dt>Order status</dt><dd id="order-status">${escapeHtml(order.status)}</dd>
+<dt>Signature</dt><dd id="signature">verified</dd>
+</dl><a href="/">Shop again</a>`,
+      ),
+    );
+  }
+
+  const server = http.createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const route =
+      request.method === 'GET' && path === '/'
+        ? home(response)
+        : request.method === 'POST' && path === '/checkout'
+          ? checkout(request, response)
+          : request.method === 'POST' && path === '/return'
+            ? paymentReturn(request, response)
+            : Promise.resolve(send(response, 404, page('Not found', '')));
+    route.catch(() => {
+      if (!response.headersSent) send(response, 500, page('Something went wrong', ''));
+      else response.end();
+    });
+  });
+  await new Promise<void>((resolve) =>
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve),
+  );
+  const address = server.address() as AddressInfo;
+  publicUrl ||= `http://${options.host ?? '127.0.0.1'}:${address.port}`;
+  return {
+    url: publicUrl,
+    close: () =>
+      new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+  };
+}

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+};
+
+/** Escapes text for HTML element content and double- or single-quoted attribute values. */
+export function escapeHtml(value: string | number): string {
+  return String(value).replace(/[&<>"'`]/g, (char) => ENTITIES[char] ?? char);
+}
+
+export function newNonce(): string {
+  return randomBytes(16).toString('base64');
+}
+
+export function hiddenInputs(fields: Record<string, string>): string {
+  return Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('\n    ');
+}
+
+const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;padding:2rem;color:#1d2330}
+main{max-width:28rem;margin:0 auto;background:#fff;border-radius:.5rem;padding:1.5rem;box-shadow:0 1px 4px #0002}
+h1{font-size:1.2rem;margin-top:0}dl{display:grid;grid-template-columns:auto 1fr;gap:.4rem 1rem}dt{color:#667}
+dd{margin:0;font-weight:600}.choices{display:flex;gap:.5rem;margin-top:1.5rem}
+button{flex:1;padding:.7rem;border:0;border-radius:.3rem;font-size:1rem;cursor:pointer}
+.success{background:#1f8a4c;color:#fff}.failure{background:#c0392b;color:#fff}.cancel{background:#dde}
+.note{color:#667;font-size:.85rem}`;
+
+/** A complete document; `nonce` authorises its one style element and at most one script. */
+export function htmlDocument(options: {
+  title: string;
+  nonce: string;
+  body: string;
+  script?: string;
+}): string {
+  const script = options.script ? `\n  <script nonce="${options.nonce}">${options.script}</script>` : '';
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="referrer" content="no-referrer">
+  <title>${escapeHtml(options.title)}</title>
+  <style nonce="${options.nonce}">${STYLE}</style>
+</head>
+<body>
+${options.body}${script}
+</body>
+</html>
+`;
+}

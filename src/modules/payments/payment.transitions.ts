@@ -1,0 +1,78 @@
+import type { EventType } from '../events/events.service.js';
+
+/**
+ * The one table of payment and order state changes. Code never writes a status that is not the
+ * `to` of a row here, and every write is a compare-and-set on the row's `from`.
+ */
+export type PaymentStatus = 'created' | 'pending' | 'captured' | 'failed';
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'pending', 'captured', 'failed'];
+
+export type PaymentTrigger =
+  /** The customer made a choice on the bank or wallet page: the outcome is now being decided. */
+  | 'customer_acted'
+  /** The bank or wallet authorised the payment. */
+  | 'authorised'
+  /** The bank or wallet declined, the customer cancelled, or the order was paid by another payment. */
+  | 'declined'
+  /** Nobody touched the payment within the expiry time. */
+  | 'expired'
+  /** An authorisation that arrived after the payment had failed; taken only while the order is unpaid. */
+  | 'late_authorisation';
+export const PAYMENT_TRIGGERS: readonly PaymentTrigger[] = [
+  'customer_acted',
+  'authorised',
+  'declined',
+  'expired',
+  'late_authorisation',
+];
+
+export interface PaymentTransition {
+  from: PaymentStatus;
+  on: PaymentTrigger;
+  to: PaymentStatus;
+  /** The event recorded in the same transaction. */
+  event: EventType;
+  /** Whether the move captures money, so the order becomes paid in the same transaction. */
+  capturesOrder: boolean;
+}
+
+export const PAYMENT_TRANSITIONS: readonly PaymentTransition[] = [
+  { from: 'created', on: 'customer_acted', to: 'pending', event: 'payment.pending', capturesOrder: false },
+  { from: 'pending', on: 'authorised', to: 'captured', event: 'payment.captured', capturesOrder: true },
+  { from: 'pending', on: 'declined', to: 'failed', event: 'payment.failed', capturesOrder: false },
+  { from: 'created', on: 'expired', to: 'failed', event: 'payment.failed', capturesOrder: false },
+  {
+    from: 'failed',
+    on: 'late_authorisation',
+    to: 'captured',
+    event: 'payment.captured',
+    capturesOrder: true,
+  },
+];
+
+/** The row for this move, or undefined when the move is not allowed from `from`. */
+export function paymentTransition(from: PaymentStatus, on: PaymentTrigger): PaymentTransition | undefined {
+  return PAYMENT_TRANSITIONS.find((transition) => transition.from === from && transition.on === on);
+}
+
+export function isFinal(status: PaymentStatus): boolean {
+  return status === 'captured' || status === 'failed';
+}
+
+export type OrderStatus = 'created' | 'attempted' | 'paid';
+export const ORDER_STATUSES: readonly OrderStatus[] = ['created', 'attempted', 'paid'];
+
+/** Order moves: a payment was started (again), or a payment captured it. `paid` is final. */
+export const ORDER_TRANSITIONS: readonly {
+  from: OrderStatus;
+  on: 'payment_started' | 'paid';
+  to: OrderStatus;
+}[] = [
+  { from: 'created', on: 'payment_started', to: 'attempted' },
+  { from: 'attempted', on: 'payment_started', to: 'attempted' },
+  { from: 'attempted', on: 'paid', to: 'paid' },
+];
+
+export function orderTransition(from: OrderStatus, on: 'payment_started' | 'paid'): OrderStatus | undefined {
+  return ORDER_TRANSITIONS.find((transition) => transition.from === from && transition.on === on)?.to;
+}

@@ -1,0 +1,43 @@
+import type { ConnectorAction } from '../../connectors/connector.js';
+import { escapeHtml, hiddenInputs } from './html.js';
+import type { Action } from './payments.schemas.js';
+
+/** `{publicUrl}/v1/payments/<id>/authentication/`; the public address comes from configuration, never a request. */
+export function authenticationUrl(publicUrl: string, paymentId: string): string {
+  return `${publicUrl}/v1/payments/${encodeURIComponent(paymentId)}/authentication/`;
+}
+
+/**
+ * The `next[0]` of seed §2.2 and §4.4. The html_form document is rendered by the merchant on its own
+ * site, so it carries no nonce: a plain inline script submits the form by GET after 1000 ms, and a
+ * button inside <noscript> is the fallback.
+ */
+export function buildAction(
+  connectorAction: ConnectorAction,
+  payment: { id: string; method: 'netbanking' | 'wallet'; code: string },
+  publicUrl: string,
+): Action {
+  const url = authenticationUrl(publicUrl, payment.id);
+  if (connectorAction.action === 'redirect') return { action: 'redirect', url };
+  const fields: Record<string, string> =
+    payment.method === 'netbanking'
+      ? { paymentMode: 'NET_BANKING', bankCode: payment.code }
+      : { paymentMode: 'WALLET', walletCode: payment.code };
+  const html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Redirecting to your bank…</title>
+</head>
+<body>
+  <p>Taking you to your ${payment.method === 'netbanking' ? 'bank' : 'wallet'}…</p>
+  <form id="kosh-authentication" method="GET" action="${escapeHtml(url)}">
+    ${hiddenInputs(fields)}
+    <noscript><button type="submit">Continue</button></noscript>
+  </form>
+  <script>setTimeout(function () { document.getElementById('kosh-authentication').submit(); }, 1000);</script>
+</body>
+</html>
+`;
+  return { action: 'html_form', html_content: html };
+}

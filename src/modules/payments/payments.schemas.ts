@@ -1,0 +1,88 @@
+import { type Static, Type } from 'typebox';
+import { Metadata } from '../../http/schemas.js';
+
+/** An enum (not a union of constants) so that a wrong value is answered with the allowed ones. */
+const PaymentMethod = Type.Unsafe<'netbanking' | 'wallet'>({
+  type: 'string',
+  enum: ['netbanking', 'wallet'],
+  description: '`netbanking` (send `bank`) or `wallet` (send `wallet`)',
+});
+
+const Text = (maxLength: number, description: string) => Type.String({ maxLength, description });
+
+/**
+ * Seed §4.2 (net banking) and §4.3 (wallet) share one body. Shapes are checked here; formats and
+ * the rules that need the order or the account (`payments.validation.ts`) give their own clear errors.
+ */
+export const CreatePaymentBody = Type.Object(
+  {
+    amount: Type.Integer({ description: "Equal to the order's amount, in the smallest sub-unit." }),
+    currency: Text(3, "Equal to the order's currency."),
+    contact: Text(20, 'Customer phone with country code: digits with an optional leading +, 8–15 digits.'),
+    name: Text(200, "Customer's full name, 1–100 characters."),
+    email: Text(254, 'Customer email address.'),
+    order_id: Text(100, 'Order id from POST /v1/orders/.'),
+    return_url: Text(
+      2000,
+      'Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]).',
+    ),
+    method: PaymentMethod,
+    bank: Type.Optional(Text(40, 'With method netbanking: a key of `netbanking` in the methods object.')),
+    wallet: Type.Optional(Text(40, 'With method wallet: a key of `wallet` in the methods object, any case.')),
+    description: Type.Optional(Text(255, 'Free text, at most 255 characters.')),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
+
+export const Action = Type.Object({
+  action: Type.Union([Type.Literal('html_form'), Type.Literal('redirect')]),
+  html_content: Type.Optional(Type.String({ description: 'A complete HTML document (html_form)' })),
+  url: Type.Optional(Type.String({ description: 'Absolute URL to navigate the browser to (redirect)' })),
+});
+export type Action = Static<typeof Action>;
+
+/** The seed fixes this shape: no envelope. */
+export const CreatePaymentResponse = Type.Object({
+  payment_id: Type.String(),
+  next: Type.Array(Action, { minItems: 1 }),
+});
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Payment = Type.Object({
+  id: Type.String({ description: '`pay_` and an opaque suffix' }),
+  entity: Type.Literal('payment'),
+  order_id: Type.String(),
+  amount: Type.Integer(),
+  currency: Type.String(),
+  status: Type.Union([
+    Type.Literal('created'),
+    Type.Literal('pending'),
+    Type.Literal('captured'),
+    Type.Literal('failed'),
+  ]),
+  method: Type.Union([Type.Literal('netbanking'), Type.Literal('wallet')]),
+  bank: Nullable(Type.String()),
+  wallet: Nullable(Type.String()),
+  email: Type.String(),
+  contact: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+  error_code: Nullable(
+    Type.String({ description: 'payment_declined, payment_cancelled, payment_expired, …' }),
+  ),
+  error_reason: Nullable(Type.String()),
+  created_at: Type.Integer({ description: 'Unix time in seconds' }),
+  updated_at: Type.Integer({ description: 'Unix time in seconds' }),
+  captured_at: Type.Union([Type.Integer(), Type.Null()]),
+});
+export type Payment = Static<typeof Payment>;
+
+export const ReturnSigningSecret = Type.Object({
+  secret: Type.String({ description: 'HMAC-SHA256 key for the return POST signature' }),
+  algorithm: Type.Literal('HMAC-SHA256'),
+  signed_payload: Type.Literal('payment_id|order_id|status'),
+});

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import type { ConnectorRegistry } from '../../connectors/connector.js';
+import type { Db } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
+import { KoshError, notFound } from '../../domain/errors.js';
+import type { IdGenerator } from '../../domain/ids.js';
+import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import type { Principal } from '../../domain/principal.js';
+import type { MethodsService } from '../methods/methods.service.js';
+import type { OrdersService } from '../orders/orders.service.js';
+import { orderTransition } from './payment.transitions.js';
+import { buildAction } from './payments.actions.js';
+import { bankDetailsOf, toPayment } from './payments.model.js';
+import type { PaymentsRepo } from './payments.repo.js';
+import type { Action, CreatePaymentBody, Payment } from './payments.schemas.js';
+import { canonicalKey, checkPaymentFields } from './payments.validation.js';
+
+export { toPayment } from './payments.model.js';
+
+export function createPaymentsService(deps: {
+  db: Db;
+  repo: PaymentsRepo;
+  ids: IdGenerator;
+  clock: Clock;
+  orders: OrdersService;
+  methods: MethodsService;
+  connectors: ConnectorRegistry;
+  publicUrl: string;
+}) {
+  const { db, repo, ids, clock, orders, methods, connectors, publicUrl } = deps;
+
+  function orderPaid(orderId: string): KoshError {
+    return new KoshError('order_already_paid', `Order ${orderId} is already paid.`, 'order_id');
+  }
+
+  return {
+    /** Seed §4.2/§4.3: checks everything, records the payment, answers how the browser continues. */
+    async create(
+      principal: Principal,
+      input: CreatePaymentBody,
+    ): Promise<{ payment_id: string; next: Action[] }> {
+      const { accountId, mode } = principal;
+      checkPaymentFields(input, mode);
+      const order = await orders.findForPayment(db, accountId, mode, input.order_id, false);
+      if (!order)
+        throw new KoshError('resource_not_found', `No order with id '${input.order_id}'.`, 'order_id');
+      if (order.status === 'paid') throw orderPaid(order.id);
+      if (input.amount !== Number(order.amount)) {
+        throw new KoshError(
+          'amount_mismatch',
+          `amount ${input.amount} does not equal the order's amount ${order.amount}.`,
+          'amount',
+        );
+      }
+      if (input.currency !== order.currency) {
+        throw new KoshError(
+          'currency_mismatch',
+          `currency '${input.currency}' does not equal the order's currency '${order.currency}'.`,
+          'currency',
+        );
+      }
+      const connector = connectors.forMode(mode);
+
+      const field = input.method === 'netbanking' ? 'bank' : 'wallet';
+      const code = (input.method === 'netbanking' ? input.bank : input.wallet) ?? '';
+      const enabled = (await methods.get(accountId, mode))[input.method];
+      const key = canonicalKey(enabled, code);
+      if (key === undefined) {
+        throw new KoshError(
+          'method_not_enabled',
+          `${field} '${code}' is not enabled for this account; use a key of '${input.method}' from GET /v1/payments/methods/.`,
+          field,
+        );
+      }
+
+      const id = ids.next('pay');
+      const action = await connector.initiate({
+        id,
+        mode,
+        amount: input.amount,
+        currency: input.currency,
+        method: input.method,
+        code: key,
+      });
+      await db.transaction(async (tx) => {
+        // Locked so that a capture on this order cannot interleave with a new attempt.
+        const locked = await orders.findForPayment(tx, accountId, mode, order.id, true);
+        if (!locked) throw notFound('order', order.id);
+        const to = orderTransition(locked.status, 'payment_started');
+        if (!to) throw orderPaid(order.id);
+        const payment = await repo.insert(tx, {
+          id,
+          accountId,
+          mode,
+          orderId: order.id,
+          amount: input.amount,
+          currency: input.currency,
+          method: input.method,
+          bank: input.method === 'netbanking' ? key : null,
+          wallet: input.method === 'wallet' ? key : null,
+          instrumentName: enabled[key] ?? key,
+          email: input.email,
+          contact: input.contact,
+          name: input.name.trim(),
+          description: input.description ?? null,
+          metadata: input.metadata ?? {},
+          returnUrl: input.return_url,
+          connector: connector.name,
+          createdAt: clock.now(),
+        });
+        const changed = await orders.changeStatus(tx, locked, {
+          to,
+          amountPaid: Number(locked.amount_paid),
+          returnUrl: payment.return_url,
+          bankDetails: bankDetailsOf(payment),
+        });
+        if (!changed) throw new KoshError('state_conflict', `Order ${order.id} changed; try again.`);
+      });
+      return {
+        payment_id: id,
+        next: [buildAction(action, { id, method: input.method, code: key }, publicUrl)],
+      };
+    },
+
+    async get(principal: Principal, id: string): Promise<Payment> {
+      const row = await repo.find(db, principal.accountId, principal.mode, id);
+      if (!row) throw notFound('payment', id);
+      return toPayment(row);
+    },
+
+    async list(
+      principal: Principal,
+      query: { limit?: number; cursor?: string },
+      orderId?: string,
+    ): Promise<Page<Payment>> {
+      if (orderId !== undefined) {
+        const order = await orders.findForPayment(db, principal.accountId, principal.mode, orderId, false);
+        if (!order) throw notFound('order', orderId);
+      }
+      const page = pageRequest('pay', query);
+      const rows = await repo.list(db, principal.accountId, principal.mode, page, orderId);
+      return toPage(rows, page.limit, toPayment);
+    },
+
+    /** The key of the return POST's signature; made on first use and stable afterwards. */
+    async returnSigningSecret(accountId: string, mode: Principal['mode']): Promise<string> {
+      return repo.returnSigningSecret(db, accountId, mode, `rss_${randomBytes(32).toString('base64url')}`);
+    },
+  };
+}
+
+export type PaymentsService = ReturnType<typeof createPaymentsService>;

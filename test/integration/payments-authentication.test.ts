@@ -1,0 +1,225 @@
+import { createHmac } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { choose, createPayment, eventsOf, openPage, RETURN_URL, returnFields } from '../helpers/payments.js';
+
+describeEachDatabase('payment authentication pages', (harness) => {
+  let merchant: TestAccount;
+  let secret: string;
+  beforeAll(async () => {
+    merchant = await harness().merchant('Chai & Co');
+    const response = await harness().request('GET', '/v1/payments/return-signing-secret/', {
+      auth: merchant,
+    });
+    expect(response.statusCode).toBe(200);
+    secret = response.json().data.secret;
+    expect(secret).toMatch(/^rss_[A-Za-z0-9_-]{43}$/);
+  });
+
+  const sign = (fields: Record<string, string>) =>
+    createHmac('sha256', secret)
+      .update(`${fields.payment_id}|${fields.order_id}|${fields.status}`)
+      .digest('hex');
+
+  function expectPageHeaders(headers: Record<string, unknown>) {
+    const csp = String(headers['content-security-policy']);
+    expect(csp).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]{24}'/);
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("default-src 'none'");
+    expect(headers['cache-control']).toBe('no-store');
+    expect(headers['referrer-policy']).toBe('no-referrer');
+    expect(headers['x-content-type-options']).toBe('nosniff');
+    expect(String(headers['content-type'])).toMatch(/^text\/html/);
+    return csp;
+  }
+
+  it('shows the sandbox page with merchant, amount in rupees, bank and the three choices', async () => {
+    const { paymentId } = await createPayment(harness(), merchant);
+    const page = await harness().request(
+      'GET',
+      `/v1/payments/${paymentId}/authentication/?paymentMode=NET_BANKING&bankCode=ICIC`,
+    );
+    expect(page.statusCode).toBe(200);
+    const csp = expectPageHeaders(page.headers);
+    expect(page.body).toContain('Chai &amp; Co');
+    expect(page.body).toContain('₹50.00');
+    expect(page.body).toContain('ICICI Bank');
+    for (const choice of ['success', 'failure', 'cancel']) {
+      expect(page.body).toContain(`name="choice" value="${choice}"`);
+    }
+    expect(page.body).toContain(
+      `method="POST" action="http://localhost:3000/v1/payments/${paymentId}/authentication/"`,
+    );
+    const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(page.body).toContain(`nonce="${nonce}"`);
+    // A fresh nonce per response.
+    const again = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
+    expect(again.headers['content-security-policy']).not.toBe(csp);
+  });
+
+  const flows = [
+    {
+      choice: 'success',
+      status: 'captured',
+      errorCode: null,
+      types: ['payment.pending', 'payment.captured', 'order.paid'],
+    },
+    {
+      choice: 'failure',
+      status: 'failed',
+      errorCode: 'payment_declined',
+      types: ['payment.pending', 'payment.failed'],
+    },
+    {
+      choice: 'cancel',
+      status: 'failed',
+      errorCode: 'payment_cancelled',
+      types: ['payment.pending', 'payment.failed'],
+    },
+  ] as const;
+
+  describe.each(flows)('choosing $choice', ({ choice, status, errorCode, types }) => {
+    it('moves the payment and the order, records the events, and posts the browser back signed', async () => {
+      const account = await harness().merchant();
+      const accountSecret = (
+        await harness().request('GET', '/v1/payments/return-signing-secret/', { auth: account })
+      ).json().data.secret;
+      const { paymentId, orderId } = await createPayment(harness(), account, {
+        method: 'wallet',
+        bank: undefined,
+        wallet: 'AIRTELMONEY',
+      });
+      const token = await openPage(harness(), paymentId);
+      const response = await choose(harness(), paymentId, token, choice);
+      expect(response.statusCode).toBe(200);
+      const csp = expectPageHeaders(response.headers);
+      expect(csp).toContain('form-action');
+      expect(csp).toContain('https://merchant.example');
+      expect(response.body).toContain(`method="POST" action="${RETURN_URL}"`);
+      expect(response.body).toMatch(
+        /<script nonce="[^"]+">document\.getElementById\('kosh-return'\)\.submit\(\);<\/script>/,
+      );
+      expect(response.body).toContain('<noscript><button type="submit">');
+      const fields = returnFields(response.body);
+      expect(fields).toEqual({
+        payment_id: paymentId,
+        order_id: orderId,
+        status,
+        signature: createHmac('sha256', accountSecret)
+          .update(`${paymentId}|${orderId}|${status}`)
+          .digest('hex'),
+      });
+
+      const payment = (await harness().request('GET', `/v1/payments/${paymentId}/`, { auth: account })).json()
+        .data;
+      expect(payment).toMatchObject({ status, error_code: errorCode });
+      if (status === 'captured') {
+        expect(payment.captured_at).toEqual(expect.any(Number));
+        expect(payment.error_reason).toBeNull();
+      } else {
+        expect(payment.captured_at).toBeNull();
+        expect(payment.error_reason).toEqual(expect.any(String));
+      }
+      const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: account })).json().data;
+      expect(order).toMatchObject(
+        status === 'captured'
+          ? { status: 'paid', amount_paid: 5000, amount_pending: 0 }
+          : { status: 'attempted', amount_paid: 0, amount_pending: 5000 },
+      );
+      expect(order.bank_details).toEqual({
+        method: 'wallet',
+        wallet: 'airtelmoney',
+        wallet_name: 'Airtel Payments Bank',
+      });
+      expect(order.return_url).toBe(RETURN_URL);
+
+      // Events written in one millisecond share their id's time part, so compare them by type.
+      const events = await eventsOf(harness(), account.id);
+      expect(events.map((event) => event.type).sort()).toEqual([...types].sort());
+      const byType = Object.fromEntries(events.map((event) => [event.type, event.payload]));
+      expect(byType['payment.pending']!.payment.status).toBe('pending');
+      expect(byType['payment.pending']!.order.status).toBe('attempted');
+      const final = byType[status === 'captured' ? 'payment.captured' : 'payment.failed']!;
+      expect(final.payment).toEqual(payment);
+      expect(final.order).toEqual(order);
+      if (status === 'captured') expect(byType['order.paid']).toEqual(final);
+
+      // The token worked once; visiting or posting again changes nothing and sends the browser back.
+      const replay = await choose(harness(), paymentId, token, choice === 'success' ? 'failure' : 'success');
+      expect(returnFields(replay.body)).toEqual(fields);
+      const revisit = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
+      expect(revisit.statusCode).toBe(200);
+      expect(returnFields(revisit.body)).toEqual(fields);
+      expect((await eventsOf(harness(), account.id)).length).toBe(types.length);
+    });
+  });
+
+  it('refuses a wrong token without changing the payment', async () => {
+    const { paymentId } = await createPayment(harness(), merchant);
+    const token = await openPage(harness(), paymentId);
+    const wrong = await choose(harness(), paymentId, `${token}x`, 'success');
+    expect(wrong.statusCode).toBe(409);
+    expectPageHeaders(wrong.headers);
+    // Opening the page again replaces the token: the old one no longer works either.
+    const fresh = await openPage(harness(), paymentId);
+    expect((await choose(harness(), paymentId, token, 'success')).statusCode).toBe(409);
+    const payment = (await harness().request('GET', `/v1/payments/${paymentId}/`, { auth: merchant })).json()
+      .data;
+    expect(payment.status).toBe('created');
+    expect((await choose(harness(), paymentId, fresh, 'success')).statusCode).toBe(200);
+  });
+
+  it('answers an HTML 404 for an unknown payment and an HTML 400 for a bad choice', async () => {
+    const missing = await harness().request(
+      'GET',
+      '/v1/payments/pay_0000000000000000000000000z/authentication/',
+    );
+    expect(missing.statusCode).toBe(404);
+    expectPageHeaders(missing.headers);
+    const { paymentId } = await createPayment(harness(), merchant);
+    const token = await openPage(harness(), paymentId);
+    const bad = await choose(harness(), paymentId, token, 'maybe');
+    expect(bad.statusCode).toBe(400);
+    expectPageHeaders(bad.headers);
+  });
+
+  it('never writes "><script> unescaped into html_content or any page', async () => {
+    const attack = '"><script>alert(1)</script>';
+    const account = await harness().merchant(`Evil ${attack}`);
+    const { paymentId, body } = await createPayment(harness(), account, {
+      name: `Asha ${attack}`,
+      description: `Desc ${attack}`,
+      metadata: { note: attack, [attack.slice(0, 30)]: 'x' },
+      return_url: `https://merchant.example/return?next=${encodeURIComponent(attack)}&a="><script>`,
+    });
+    const pages: string[] = [body.next[0]!.html_content!];
+    const choosePage = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
+    pages.push(choosePage.body);
+    const token = /name="token" value="([^"]+)"/.exec(choosePage.body)![1]!;
+    pages.push((await choose(harness(), paymentId, token, 'success')).body);
+    pages.push((await harness().request('GET', `/v1/payments/${paymentId}/authentication/`)).body);
+    for (const html of pages) {
+      expect(html).not.toContain('"><script>');
+      expect(html).not.toContain('<script>alert');
+    }
+    expect(pages[1]).toContain('Evil &quot;&gt;&lt;script&gt;');
+    expect(pages[2]).toContain('action="https://merchant.example/return?next=');
+    const payment = (await harness().request('GET', `/v1/payments/${paymentId}/`, { auth: account })).json()
+      .data;
+    expect(payment.name).toBe(`Asha ${attack}`);
+    expect(payment.metadata.note).toBe(attack);
+  });
+
+  it('keeps one return signing secret per account and mode', async () => {
+    const again = await harness().request('GET', '/v1/payments/return-signing-secret/', { auth: merchant });
+    expect(again.json().data).toEqual({
+      secret,
+      algorithm: 'HMAC-SHA256',
+      signed_payload: 'payment_id|order_id|status',
+    });
+    const other = await harness().merchant();
+    const theirs = await harness().request('GET', '/v1/payments/return-signing-secret/', { auth: other });
+    expect(theirs.json().data.secret).not.toBe(secret);
+    expect(sign({ payment_id: 'a', order_id: 'b', status: 'c' })).toMatch(/^[0-9a-f]{64}$/);
+  });
+});

@@ -1,0 +1,82 @@
+import { beforeAll, expect, it } from 'vitest';
+import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { choose, createOrder, createPayment, eventsOf, openPage } from '../helpers/payments.js';
+
+describeEachDatabase('one captured payment per order', (harness) => {
+  let merchant: TestAccount;
+  beforeAll(async () => {
+    merchant = await harness().merchant();
+  });
+
+  it('20 concurrent completions of two payments on one order end with exactly one captured', async () => {
+    const orderId = await createOrder(harness(), merchant);
+    const first = await createPayment(harness(), merchant, {}, orderId);
+    const second = await createPayment(harness(), merchant, { bank: 'HDFC' }, orderId);
+    const tokens = [await openPage(harness(), first.paymentId), await openPage(harness(), second.paymentId)];
+    const ids = [first.paymentId, second.paymentId];
+
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => choose(harness(), ids[i % 2]!, tokens[i % 2]!, 'success')),
+    );
+    for (const response of responses) expect(response.statusCode).toBe(200);
+
+    const payments = (
+      await harness().request('GET', `/v1/orders/${orderId}/payments/`, { auth: merchant })
+    ).json().data as { id: string; status: string; error_code: string | null }[];
+    expect(payments).toHaveLength(2);
+    const captured = payments.filter((payment) => payment.status === 'captured');
+    expect(captured).toHaveLength(1);
+    const other = payments.find((payment) => payment.status !== 'captured')!;
+    expect(other).toMatchObject({ status: 'failed', error_code: 'order_already_paid' });
+
+    const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json().data;
+    expect(order).toMatchObject({ status: 'paid', amount_paid: 5000, amount_pending: 0 });
+    expect(order.bank_details.bank).toBe(captured[0]!.id === first.paymentId ? 'ICIC' : 'HDFC');
+
+    const events = (await eventsOf(harness(), merchant.id)).filter(
+      (event) => event.payload.order.id === orderId,
+    );
+    const count = (type: string) => events.filter((event) => event.type === type).length;
+    expect(count('order.paid')).toBe(1);
+    expect(count('payment.captured')).toBe(1);
+    expect(count('payment.pending')).toBe(2);
+    expect(count('payment.failed')).toBe(1);
+  });
+
+  it('the database itself refuses a second captured payment on an order', async () => {
+    const orderId = await createOrder(harness(), merchant);
+    const first = await createPayment(harness(), merchant, {}, orderId);
+    const second = await createPayment(harness(), merchant, {}, orderId);
+    const capture = (id: string) =>
+      harness().container.db.query(
+        "UPDATE payments SET status = 'captured', captured_at = now() WHERE id = $1",
+        [id],
+      );
+    await capture(first.paymentId);
+    await expect(capture(second.paymentId)).rejects.toMatchObject({ code: '23505' });
+  });
+
+  it('takes a late authorisation on a failed payment only while the order is unpaid', async () => {
+    const { container } = harness();
+    const states = container.services.paymentStates;
+    const row = async (id: string) =>
+      (await container.db.query<never>('SELECT * FROM payments WHERE id = $1', [id]))[0]!;
+
+    const orderId = await createOrder(harness(), merchant);
+    const late = await createPayment(harness(), merchant, {}, orderId);
+    await choose(harness(), late.paymentId, await openPage(harness(), late.paymentId), 'failure');
+    const captured = await states.settle(await row(late.paymentId), { status: 'captured' });
+    expect(captured?.status).toBe('captured');
+    const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json().data;
+    expect(order).toMatchObject({ status: 'paid', amount_paid: 5000 });
+
+    // A second failed payment on the now paid order stays failed.
+    const orderTwo = await createOrder(harness(), merchant);
+    const loser = await createPayment(harness(), merchant, {}, orderTwo);
+    const winner = await createPayment(harness(), merchant, {}, orderTwo);
+    await choose(harness(), loser.paymentId, await openPage(harness(), loser.paymentId), 'cancel');
+    await choose(harness(), winner.paymentId, await openPage(harness(), winner.paymentId), 'success');
+    expect(await states.settle(await row(loser.paymentId), { status: 'captured' })).toBeUndefined();
+    expect(((await row(loser.paymentId)) as { status: string }).status).toBe('failed');
+  });
+});
