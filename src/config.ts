@@ -21,6 +21,14 @@ export interface Config {
   paymentExpirySeconds: number;
   sandboxBootstrap: boolean;
   workers: number;
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  timeoutMs: number;
+  leaseMs: number;
+  batchSize: number;
+  pollIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -143,5 +151,11 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers: integer(merged, 'KOSH_WORKERS', 1, 1, 256),
+    webhooks: {
+      timeoutMs: integer(merged, 'KOSH_WEBHOOK_TIMEOUT_MS', 15_000, 1_000, 60_000),
+      leaseMs: integer(merged, 'KOSH_WEBHOOK_LEASE_MS', 60_000, 5_000, 3_600_000),
+      batchSize: integer(merged, 'KOSH_WEBHOOK_BATCH_SIZE', 20, 1, 500),
+      pollIntervalMs: integer(merged, 'KOSH_WEBHOOK_POLL_INTERVAL_MS', 500, 10, 60_000),
+    },
   };
 }

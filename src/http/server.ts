@@ -3,8 +3,10 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
+import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerMethodsRoutes } from '../modules/methods/methods.routes.js';
 import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
+import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
 import { coerceToSchema, registerFormParser } from './body.js';
@@ -92,6 +94,8 @@ export async function buildServer(container: Container): Promise<App> {
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   registerOrderRoutes(app, services.orders);
   registerMethodsRoutes(app, services.methods);
+  registerWebhookRoutes(app, services.webhooks);
+  registerEventRoutes(app, services.events, services.webhooks);
 
   await app.ready();
   return app;
