@@ -7,6 +7,8 @@ export interface ReceivedWebhook {
   body: string;
   /** The status this receiver answered with. */
   status: number;
+  /** The receiver's wall clock at arrival (the test's injected clock). */
+  receivedAt: Date;
 }
 
 /**
@@ -22,7 +24,10 @@ export class TestReceiver {
   responseBody = 'ok';
   private readonly server: http.Server;
 
-  private constructor() {
+  private readonly now: () => Date;
+
+  private constructor(now: () => Date) {
+    this.now = now;
     this.server = http.createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -33,6 +38,7 @@ export class TestReceiver {
           headers: request.headers,
           body: Buffer.concat(chunks).toString('utf8'),
           status,
+          receivedAt: this.now(),
         });
         response.writeHead(status, this.responseHeaders).end(this.responseBody);
       });
@@ -42,9 +48,9 @@ export class TestReceiver {
     });
   }
 
-  static async start(host = '127.0.0.1'): Promise<TestReceiver> {
-    const receiver = new TestReceiver();
-    await new Promise<void>((resolve) => receiver.server.listen(0, host, resolve));
+  static async start(now: () => Date = () => new Date()): Promise<TestReceiver> {
+    const receiver = new TestReceiver(now);
+    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
     return receiver;
   }
 
@@ -63,12 +69,13 @@ export class TestReceiver {
 }
 
 /**
- * Verifies one received webhook with the official `standardwebhooks` package. Its timestamp check
- * compares with Date.now(); the test's injected clock plays the receiver's wall clock here.
+ * Verifies one received webhook with the official `standardwebhooks` package, as the receiver did on
+ * arrival. Its timestamp check compares with Date.now(); the arrival time on the test's injected
+ * clock plays the receiver's wall clock.
  */
-export function verifyWebhook(secret: string, received: ReceivedWebhook, now: Date): unknown {
+export function verifyWebhook(secret: string, received: ReceivedWebhook): unknown {
   const realNow = Date.now;
-  Date.now = () => now.getTime();
+  Date.now = () => received.receivedAt.getTime();
   try {
     return new Webhook(secret).verify(received.body, received.headers as Record<string, string>);
   } finally {

@@ -69,20 +69,24 @@ export function registerEventRoutes(app: App, events: EventsService, webhooks: W
     '/v1/events/:id/redeliver/',
     {
       config: { auth: 'any' },
+      // The body is optional: no body means every matching endpoint.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags,
         summary: 'Send the event again',
         description:
           'Schedules a new delivery at once to one endpoint (`endpoint_id`) or to every enabled endpoint that takes the event type, with a fresh retry schedule and the same `webhook-id`.',
         params: IdParams,
-        body: Type.Optional(RedeliverBody),
+        body: RedeliverBody,
         response: { 200: deliveryList, ...errorResponses(400, 404, 409, 415) },
       },
     },
     async (request) => {
       const principal = principalOf(request);
       const event = await events.get(principal, request.params.id);
-      const deliveries = await webhooks.redeliver(principal, event, request.body?.endpoint_id);
+      const deliveries = await webhooks.redeliver(principal, event, request.body.endpoint_id);
       return { data: deliveries, has_more: false, next_cursor: null };
     },
   );

@@ -227,7 +227,7 @@ export function createDeliveriesRepo() {
       return db.query<AttemptRow>(
         `SELECT id, delivery_id, attempted_at, url, status_code, latency_ms, response_body, error, succeeded
            FROM webhook_attempts WHERE delivery_id = ANY($1::text[]) AND account_id = $2 AND mode = $3
-          ORDER BY id`,
+          ORDER BY attempted_at, id`,
         [deliveryIds, accountId, mode],
       );
     },
