@@ -53,6 +53,8 @@ export function parseRetryAfter(header: string | undefined, now: Date): number |
   if (!header) return undefined;
   const value = header.trim();
   if (/^\d{1,10}$/.test(value)) return Number(value) * SECOND;
+  // An HTTP date names its weekday or month; anything else (such as "-5") is not one.
+  if (!/[a-z]{3}/i.test(value)) return undefined;
   const date = Date.parse(value);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now.getTime());
