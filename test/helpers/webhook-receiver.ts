@@ -22,6 +22,8 @@ export class TestReceiver {
   status: number | ((index: number) => number) = 200;
   responseHeaders: Record<string, string> = {};
   responseBody = 'ok';
+  /** While true, requests are recorded but never answered (a receiver hanging mid-delivery). */
+  hold = false;
   private readonly server: http.Server;
 
   private readonly now: () => Date;
@@ -40,7 +42,7 @@ export class TestReceiver {
           status,
           receivedAt: this.now(),
         });
-        response.writeHead(status, this.responseHeaders).end(this.responseBody);
+        if (!this.hold) response.writeHead(status, this.responseHeaders).end(this.responseBody);
       });
     });
     this.server.on('connection', () => {
