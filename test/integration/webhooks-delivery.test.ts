@@ -248,6 +248,21 @@ describeEachDatabase('webhook delivery', (harness) => {
     expect(target.received[0]!.headers['webhook-id']).toBe(event.id);
   });
 
+  it('a worker shutting down between claim and send releases its claims for the next worker', async () => {
+    const account = await harness().merchant('Shutdown');
+    const target = await receiver();
+    await endpoint(account, target.url());
+    const event = await recordEvent(harness(), account);
+    await harness().container.services.webhooks.fanOut(500);
+    const stopping = new AbortController();
+    stopping.abort();
+    expect(await harness().container.webhookDelivery.runOnce(stopping.signal)).toBeGreaterThan(0);
+    expect(target.received).toHaveLength(0);
+    // No lease to wait for: the next run sends at once.
+    await drain(harness());
+    expect(target.received.map((r) => r.headers['webhook-id'])).toEqual([event.id]);
+  });
+
   it('live mode: a name re-resolving to loopback is refused at connect time; the listener sees 0 connections', async () => {
     const live = await harness().liveKey(await harness().merchant('Live'));
     const listener = await receiver();
