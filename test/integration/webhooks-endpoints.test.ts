@@ -1,6 +1,8 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemResolver } from '../../src/modules/webhooks/url-safety.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { recordEvent } from '../helpers/webhook-events.js';
 
 const PUBLIC_ADDRESS = '93.184.215.14';
 
@@ -248,5 +250,41 @@ describeEachDatabase('webhook endpoints', (harness) => {
     expect(second.has_more).toBe(false);
     const bad = await harness().request('GET', '/v1/webhooks/?cursor=zzz', { auth: pager });
     expect(bad.json().error.code).toBe('invalid_cursor');
+  });
+
+  it('disabling or deleting an endpoint fails its pending deliveries; events meanwhile are not queued', async () => {
+    const account = await harness().merchant('Pending');
+    const ids = [];
+    for (const path of ['a', 'b']) {
+      ids.push((await create({ url: `http://127.0.0.1:9/${path}` }, account)).json().data.id);
+    }
+    const event = await recordEvent(harness(), account);
+    await harness().container.services.webhooks.fanOut(500);
+    await harness().request('PATCH', `/v1/webhooks/${ids[0]}/`, { auth: account, json: { enabled: false } });
+    await harness().request('DELETE', `/v1/webhooks/${ids[1]}/`, { auth: account });
+    const deliveries = await harness().request('GET', `/v1/events/${event.id}/deliveries/`, {
+      auth: account,
+    });
+    expect(deliveries.json().data.map((d: { status: string }) => d.status)).toEqual(['failed', 'failed']);
+    const later = await recordEvent(harness(), account);
+    await harness().container.services.webhooks.fanOut(500);
+    const none = await harness().request('GET', `/v1/events/${later.id}/deliveries/`, { auth: account });
+    expect(none.json().data).toEqual([]);
+  });
+
+  it('documents every webhook and event route in a valid OpenAPI document', async () => {
+    const document = (await harness().request('GET', '/v1/openapi.json')).json();
+    await SwaggerParser.validate(structuredClone(document));
+    for (const path of [
+      '/v1/webhooks/',
+      '/v1/webhooks/{id}/',
+      '/v1/webhooks/{id}/rotate-secret/',
+      '/v1/events/',
+      '/v1/events/{id}/',
+      '/v1/events/{id}/deliveries/',
+      '/v1/events/{id}/redeliver/',
+    ]) {
+      expect(document.paths, path).toHaveProperty([path]);
+    }
   });
 });

@@ -138,7 +138,7 @@ export function createDeliveriesRepo() {
 
     async insertAttempt(
       tx: Queryable,
-      attempt: Omit<AttemptRow, 'delivery_id'> & { deliveryId: string; accountId?: never },
+      attempt: Omit<AttemptRow, 'delivery_id'> & { deliveryId: string },
     ): Promise<void> {
       await tx.query(
         `INSERT INTO webhook_attempts (id, delivery_id, account_id, mode, attempted_at, url, status_code, latency_ms, response_body, error, succeeded)
