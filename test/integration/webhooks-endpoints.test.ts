@@ -62,6 +62,19 @@ describeEachDatabase('webhook endpoints', (harness) => {
       });
     });
 
+    it('accepts a form body, with enabled_events as a comma-separated list', async () => {
+      const response = await harness().request('POST', '/v1/webhooks/', {
+        auth: merchant,
+        form: 'url=http%3A%2F%2Flocalhost%3A4000%2Fform&enabled_events=order.paid,payment.failed&enabled=false',
+      });
+      expect(response.statusCode).toBe(200);
+      expect(response.json().data).toMatchObject({
+        url: 'http://localhost:4000/form',
+        enabled_events: ['order.paid', 'payment.failed'],
+        enabled: false,
+      });
+    });
+
     const invalid: [string, unknown, string, string][] = [
       ['url missing', { description: 'x' }, 'missing_field', 'url'],
       ['url not a URL', { url: 'not a url' }, 'invalid_webhook_url', 'url'],

@@ -135,6 +135,19 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   async function deliver(delivery: ClaimedDelivery, token: string): Promise<void> {
     const attemptedAt = clock.now();
     const result = await send(delivery);
+    // Ids only: the URL may carry the merchant's own tokens in its query string.
+    log.debug(
+      {
+        delivery_id: delivery.id,
+        event_id: delivery.event_id,
+        endpoint_id: delivery.endpoint_id,
+        attempt: delivery.attempt_count + 1,
+        status_code: result.statusCode,
+        latency_ms: result.latencyMs,
+        error: result.error,
+      },
+      'webhook attempt',
+    );
     await record(delivery, token, result, attemptedAt);
   }
 

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
@@ -6,6 +7,17 @@ import { CreateEndpointBody, Endpoint, UpdateEndpointBody } from './webhooks.sch
 import type { WebhooksService } from './webhooks.service.js';
 
 const tags = ['Webhooks'];
+
+/** Form bodies carry no arrays (the shared form parser refuses them): `enabled_events=a,b` is split here. */
+async function splitFormEventList(request: FastifyRequest): Promise<void> {
+  const body = request.body as Record<string, unknown> | undefined;
+  if (
+    request.headers['content-type']?.startsWith('application/x-www-form-urlencoded') &&
+    typeof body?.enabled_events === 'string'
+  ) {
+    body.enabled_events = body.enabled_events.split(',').map((type) => type.trim());
+  }
+}
 const one = Type.Object({ data: Endpoint, message: Type.String() });
 
 /** Webhook endpoints. Merchant and partner keys both manage their own account's endpoints. */
@@ -14,6 +26,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
     '/v1/webhooks/',
     {
       config: { auth: 'any' },
+      preValidation: splitFormEventList,
       schema: {
         tags,
         summary: 'Register a webhook endpoint',
@@ -63,6 +76,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
     '/v1/webhooks/:id/',
     {
       config: { auth: 'any' },
+      preValidation: splitFormEventList,
       schema: {
         tags,
         summary: 'Update a webhook endpoint',
