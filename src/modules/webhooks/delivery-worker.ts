@@ -88,7 +88,26 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     const succeeded = status !== undefined && status >= 200 && status < 300;
     const attemptsMade = delivery.attempt_count + 1;
     const now = clock.now();
+    const delay =
+      succeeded || attemptsMade >= MAX_ATTEMPTS
+        ? undefined
+        : nextRetryDelayMs(attemptsMade, parseRetryAfter(result.retryAfter, now), deps.random);
+    // Locks are taken endpoint first, then delivery, as the endpoints API does when disabling an
+    // endpoint; the same order everywhere means the two never deadlock.
     await db.transaction(async (tx) => {
+      let disabledFor: string | undefined;
+      if (succeeded) {
+        await endpoints.markHealthy(tx, delivery.endpoint_id);
+      } else {
+        const failingSince = await endpoints.markFailing(tx, delivery.endpoint_id, attemptedAt);
+        const reason =
+          status === 410
+            ? 'gone'
+            : now.getTime() - failingSince.getTime() >= DISABLE_AFTER_FAILING_MS
+              ? 'failing'
+              : undefined;
+        if (reason && (await endpoints.disable(tx, delivery.endpoint_id, reason, now))) disabledFor = reason;
+      }
       await deliveries.insertAttempt(tx, {
         id: ids.next('att'),
         deliveryId: delivery.id,
@@ -100,34 +119,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
         error: result.error ?? (succeeded ? null : `HTTP ${status}`),
         succeeded,
       });
-      if (succeeded) {
-        await deliveries.recordOutcome(tx, delivery.id, token, {
-          status: 'succeeded',
-          nextAttemptAt: null,
-          attemptedAt,
-        });
-        await endpoints.markHealthy(tx, delivery.endpoint_id);
-        return;
-      }
-      const delay =
-        attemptsMade < MAX_ATTEMPTS
-          ? nextRetryDelayMs(attemptsMade, parseRetryAfter(result.retryAfter, now), deps.random)
-          : undefined;
       await deliveries.recordOutcome(tx, delivery.id, token, {
-        status: delay === undefined ? 'failed' : 'pending',
+        status: succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'pending',
         nextAttemptAt: delay === undefined ? null : new Date(now.getTime() + delay),
         attemptedAt,
       });
-      const failingSince = await endpoints.markFailing(tx, delivery.endpoint_id, attemptedAt);
-      const reason =
-        status === 410
-          ? 'gone'
-          : now.getTime() - failingSince.getTime() >= DISABLE_AFTER_FAILING_MS
-            ? 'failing'
-            : undefined;
-      if (reason && (await endpoints.disable(tx, delivery.endpoint_id, reason, now))) {
+      if (disabledFor) {
         await deliveries.failPendingForEndpoint(tx, delivery.endpoint_id, now);
-        log.warn({ endpoint_id: delivery.endpoint_id, reason }, 'webhook endpoint disabled');
+        log.warn({ endpoint_id: delivery.endpoint_id, reason: disabledFor }, 'webhook endpoint disabled');
       }
     });
   }
