@@ -21,6 +21,14 @@ export interface Config {
   paymentExpirySeconds: number;
   sandboxBootstrap: boolean;
   workers: number;
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  timeoutMs: number;
+  leaseMs: number;
+  batchSize: number;
+  pollIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -67,6 +75,24 @@ function url(name: string, raw: string, protocols: string[]): string {
     throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got '${parsed.protocol}'.`);
   }
   return raw;
+}
+
+function webhookSettings(env: Env): WebhookSettings {
+  const timeoutMs = integer(env, 'KOSH_WEBHOOK_TIMEOUT_MS', 15_000, 1_000, 60_000);
+  const leaseMs = integer(env, 'KOSH_WEBHOOK_LEASE_MS', 60_000, 3_000, 3_600_000);
+  // A lease that ends while its request may still be running would let a second worker send a duplicate.
+  if (leaseMs < timeoutMs + 2_000) {
+    throw new ConfigError(
+      'KOSH_WEBHOOK_LEASE_MS',
+      `must be at least KOSH_WEBHOOK_TIMEOUT_MS + 2000 (${timeoutMs + 2_000}).`,
+    );
+  }
+  return {
+    timeoutMs,
+    leaseMs,
+    batchSize: integer(env, 'KOSH_WEBHOOK_BATCH_SIZE', 20, 1, 500),
+    pollIntervalMs: integer(env, 'KOSH_WEBHOOK_POLL_INTERVAL_MS', 500, 10, 60_000),
+  };
 }
 
 /** Reads every setting from the environment (and command-line overrides) and fails fast naming the bad one. */
@@ -143,5 +169,6 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers: integer(merged, 'KOSH_WORKERS', 1, 1, 256),
+    webhooks: webhookSettings(merged),
   };
 }

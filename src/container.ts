@@ -22,6 +22,12 @@ import { createPaymentExpiryJob } from './modules/payments/payments.expiry.js';
 import { createPaymentsRepo } from './modules/payments/payments.repo.js';
 import { createPaymentsService } from './modules/payments/payments.service.js';
 import { createPaymentStates } from './modules/payments/payments.states.js';
+import { createDeliveriesRepo } from './modules/webhooks/deliveries.repo.js';
+import { createDeliveryWorker } from './modules/webhooks/delivery-worker.js';
+import { createHttpSender } from './modules/webhooks/http-sender.js';
+import { type Resolver, systemResolver } from './modules/webhooks/url-safety.js';
+import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
+import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 
 export async function openDatabase(config: Config): Promise<Db> {
   if (config.databaseUrl) {
@@ -41,6 +47,8 @@ export interface ContainerOptions {
   log?: Logger;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
+  /** DNS for webhook URLs (tests play changing answers); the system resolver otherwise. */
+  resolver?: Resolver;
 }
 
 /** Wires every service with its dependencies passed in explicitly. */
@@ -66,7 +74,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       pepper,
       keyCacheTtlMs: config.keyCacheTtlMs,
     });
-    const events = createEventsService({ repo: createEventsRepo(), ids, clock });
+    const events = createEventsService({ db, repo: createEventsRepo(), ids, clock });
     const orders = createOrdersService({
       db,
       repo: createOrdersRepo(),
@@ -106,13 +114,38 @@ export async function createContainer(config: Config, options: ContainerOptions 
       expirySeconds: config.paymentExpirySeconds,
     });
 
+    // Consumers call `resolver.lookup` at use time, so tests can swap the DNS answers of a running container.
+    const resolver: Resolver = { lookup: (options.resolver ?? systemResolver).lookup };
+    const webhooksRepo = createWebhooksRepo();
+    const deliveriesRepo = createDeliveriesRepo();
+    const webhooks = createWebhooksService({
+      db,
+      repo: webhooksRepo,
+      deliveries: deliveriesRepo,
+      ids,
+      clock,
+      resolver,
+    });
+    const webhookDelivery = createDeliveryWorker({
+      db,
+      deliveries: deliveriesRepo,
+      endpoints: webhooksRepo,
+      ids,
+      clock,
+      send: createHttpSender(resolver),
+      log,
+      ...config.webhooks,
+    });
+
     return {
       config,
       db,
       log,
       clock,
       ids,
-      services: { accounts, methods, orders, events, payments, paymentStates, authentication },
+      resolver,
+      webhookDelivery,
+      services: { accounts, methods, orders, events, payments, paymentStates, authentication, webhooks },
       jobs: { paymentExpiry },
       async close() {
         await db.close();

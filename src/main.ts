@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { sandboxBanner, writeSandboxCredentials } from './cli/sandbox-credentials.js';
+import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, type ConfigOverrides, loadConfig } from './config.js';
 import { createContainer } from './container.js';
 import { migrate } from './db/migrate.js';
@@ -15,6 +16,10 @@ const USAGE = `Usage: kosh <command> [options]
 
 Commands:
   serve                                  start the HTTP service (default)
+  worker                                 run background jobs (webhook delivery) without HTTP
+  webhooks listen [--forward-to URL] [--api-url URL] [--events a,b]
+                                         receive test-mode webhooks on this machine; the key
+                                         comes from KOSH_API_KEY and KOSH_SECRET_KEY
   migrate                                apply pending database migrations and exit
   merchant create --name NAME [--partner ID]
                                          create a merchant with a test key
@@ -43,6 +48,12 @@ function parse(argv: string[]) {
       account: { type: 'string' },
       mode: { type: 'string' },
       json: { type: 'boolean', default: false },
+      'forward-to': { type: 'string' },
+      'api-url': { type: 'string' },
+      'api-key': { type: 'string' },
+      'secret-key': { type: 'string' },
+      events: { type: 'string' },
+      'listen-port': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -103,6 +114,52 @@ async function serve(values: Parsed['values']): Promise<void> {
   );
 }
 
+/** Background jobs only: scale webhook delivery out with any number of these beside `serve`. */
+async function worker(values: Parsed['values']): Promise<void> {
+  const config = loadConfig(process.env, overrides(values));
+  const container = await createContainer(config);
+  const jobs = startJobs(backgroundJobs(container), container.log);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    container.log.info({ signal }, 'worker shutting down; finishing in-flight work');
+    await jobs.stop();
+    await container.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  container.log.info({ database: container.db.kind }, 'Kosh worker running');
+}
+
+async function listen(values: Parsed['values']): Promise<void> {
+  const apiKey = values['api-key'] ?? process.env.KOSH_API_KEY;
+  const secretKey = values['secret-key'] ?? process.env.KOSH_SECRET_KEY;
+  if (!apiKey || !secretKey) {
+    throw new UsageError(
+      'Set KOSH_API_KEY and KOSH_SECRET_KEY (or --api-key and --secret-key) to a test key.',
+    );
+  }
+  const port = values['listen-port'] === undefined ? 0 : Number(values['listen-port']);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError('--listen-port must be a port number.');
+  const listening = await startWebhooksListen({
+    apiUrl: values['api-url'] ?? process.env.KOSH_API_URL ?? 'http://localhost:3000',
+    apiKey,
+    secretKey,
+    forwardTo: values['forward-to'],
+    events: values.events?.split(',').map((type) => type.trim()),
+    port,
+    print: (line) => process.stdout.write(`${line}\n`),
+  });
+  const stop = () => {
+    void listening.close().finally(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
 async function admin(command: string, sub: string | undefined, values: Parsed['values']): Promise<void> {
   const config = loadConfig(
     { ...process.env, KOSH_LOG_LEVEL: process.env.KOSH_LOG_LEVEL ?? 'warn' },
@@ -152,6 +209,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'serve') return serve(values);
+  if (command === 'worker') return worker(values);
+  if (command === 'webhooks' && sub === 'listen') return listen(values);
   if (command === 'migrate') {
     const config = loadConfig(process.env, overrides(values));
     const container = await createContainer(config, { migrate: false });
@@ -173,6 +232,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof ConfigError ||
     error instanceof DataDirLockedError ||
     error instanceof UsageError ||
+    error instanceof ListenError ||
     error instanceof KoshError
   ) {
     process.stderr.write(`kosh: ${error.message}\n`);

@@ -114,6 +114,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'The object changed state; fetch it and try again.',
   },
+  webhook_endpoint_disabled: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The webhook endpoint is disabled; enable it first.',
+  },
   payment_already_completed: {
     status: 409,
     type: 'invalid_request_error',

@@ -3,7 +3,8 @@ import { KoshError } from '../domain/errors.js';
 import type { AccountKind, Principal } from '../domain/principal.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
 
-export type AuthRequirement = AccountKind | 'none';
+/** `any`: both merchant and partner keys (each sees only its own account's data). */
+export type AuthRequirement = AccountKind | 'any' | 'none';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,7 +48,7 @@ export function createAuthHook(accounts: AccountsService) {
     }
     const principal = await accounts.authenticate(credentials.apiKey, credentials.secret);
     if (!principal) throw new KoshError('invalid_credentials');
-    if (principal.accountKind !== requirement) {
+    if (requirement !== 'any' && principal.accountKind !== requirement) {
       throw new KoshError(requirement === 'partner' ? 'partner_key_required' : 'merchant_key_required');
     }
     request.principal = principal;

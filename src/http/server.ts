@@ -3,10 +3,12 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
+import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerMethodsRoutes } from '../modules/methods/methods.routes.js';
 import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
 import { registerAuthenticationRoutes } from '../modules/payments/authentication.routes.js';
 import { registerPaymentRoutes } from '../modules/payments/payments.routes.js';
+import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
 import { coerceToSchema, registerFormParser } from './body.js';
@@ -117,6 +119,8 @@ export async function buildServer(container: Container): Promise<App> {
   registerMethodsRoutes(app, services.methods);
   registerPaymentRoutes(app, services.payments);
   registerAuthenticationRoutes(app, services.authentication, config.publicUrl);
+  registerWebhookRoutes(app, services.webhooks);
+  registerEventRoutes(app, services.events, services.webhooks);
 
   await app.ready();
   return app;

@@ -1,7 +1,15 @@
 import type { Container } from '../container.js';
+import { webhookJobs } from '../modules/webhooks/webhook-jobs.js';
 import type { Job } from './runner.js';
 
 /** Every background job `kosh serve` (and `kosh worker`) runs. Add new jobs here. */
 export function backgroundJobs(container: Container): Job[] {
-  return [container.jobs.paymentExpiry];
+  return [
+    container.jobs.paymentExpiry,
+    ...webhookJobs(
+      container.services.webhooks,
+      container.webhookDelivery,
+      container.config.webhooks.pollIntervalMs,
+    ),
+  ];
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/db.js';
+import type { PageRequest } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/principal.js';
 
 export interface EventRow {
@@ -31,6 +32,35 @@ export function createEventsRepo() {
         [id, accountId, mode],
       );
       return row;
+    },
+
+    /**
+     * Newest first, tenant-scoped. `deliverySuccess` false: events with a delivery not (yet) succeeded;
+     * true: events whose deliveries all succeeded. The webhook_deliveries table belongs to the
+     * webhooks module; reading it here keeps the filter in one indexed query.
+     */
+    async list(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      page: PageRequest,
+      filter: { type?: string | undefined; deliverySuccess?: boolean | undefined },
+    ): Promise<EventRow[]> {
+      const unsuccessful =
+        "EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.status <> 'succeeded')";
+      const anyDelivery = 'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id)';
+      const deliveryClause =
+        filter.deliverySuccess === undefined
+          ? ''
+          : filter.deliverySuccess
+            ? ` AND ${anyDelivery} AND NOT ${unsuccessful}`
+            : ` AND ${unsuccessful}`;
+      return db.query<EventRow>(
+        `SELECT ${COLUMNS} FROM events
+          WHERE account_id = $1 AND mode = $2 AND ($3::text IS NULL OR id < $3) AND ($4::text IS NULL OR type = $4)${deliveryClause}
+          ORDER BY id DESC LIMIT $5`,
+        [accountId, mode, page.cursor ?? null, filter.type ?? null, page.limit + 1],
+      );
     },
   };
 }

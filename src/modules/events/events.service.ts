@@ -1,7 +1,9 @@
-import type { Queryable } from '../../db/db.js';
-import type { Clock } from '../../domain/clock.js';
-import type { IdGenerator } from '../../domain/ids.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Db, Queryable } from '../../db/db.js';
+import { type Clock, unixSeconds } from '../../domain/clock.js';
+import { notFound } from '../../domain/errors.js';
+import { type IdGenerator, looksLikeId } from '../../domain/ids.js';
+import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import type { Mode, Principal } from '../../domain/principal.js';
 import type { EventRow, EventsRepo } from './events.repo.js';
 
 export type EventType =
@@ -16,8 +18,27 @@ export type EventType =
  * change it reports, so an event exists exactly when its change was committed. Delivery happens later,
  * outside that transaction.
  */
-export function createEventsService(deps: { repo: EventsRepo; ids: IdGenerator; clock: Clock }) {
-  const { repo, ids, clock } = deps;
+/** The event as the API shows it: exactly the body a webhook delivery carries. */
+export interface Event {
+  id: string;
+  type: string;
+  mode: Mode;
+  created_at: number;
+  data: Record<string, unknown>;
+}
+
+export function toEvent(row: EventRow): Event {
+  return {
+    id: row.id,
+    type: row.type,
+    mode: row.mode,
+    created_at: unixSeconds(row.created_at),
+    data: row.payload,
+  };
+}
+
+export function createEventsService(deps: { db: Db; repo: EventsRepo; ids: IdGenerator; clock: Clock }) {
+  const { db, repo, ids, clock } = deps;
   return {
     async record(
       tx: Queryable,
@@ -31,6 +52,26 @@ export function createEventsService(deps: { repo: EventsRepo; ids: IdGenerator; 
         payload: event.data,
         createdAt: clock.now(),
       });
+    },
+
+    async get(principal: Principal, id: string): Promise<Event> {
+      const row = looksLikeId('evt', id)
+        ? await repo.find(db, principal.accountId, principal.mode, id)
+        : undefined;
+      if (!row) throw notFound('event', id);
+      return toEvent(row);
+    },
+
+    async list(
+      principal: Principal,
+      query: { limit?: number; cursor?: string; type?: string; delivery_success?: boolean },
+    ): Promise<Page<Event>> {
+      const page = pageRequest('evt', query);
+      const rows = await repo.list(db, principal.accountId, principal.mode, page, {
+        type: query.type,
+        deliverySuccess: query.delivery_success,
+      });
+      return toPage(rows, page.limit, toEvent);
     },
   };
 }

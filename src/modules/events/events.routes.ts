@@ -1,0 +1,93 @@
+import { Type } from 'typebox';
+import type { App } from '../../http/app-types.js';
+import { principalOf } from '../../http/auth.js';
+import { errorResponses, IdParams, listOf } from '../../http/schemas.js';
+import { Delivery, RedeliverBody } from '../webhooks/webhooks.schemas.js';
+import type { WebhooksService } from '../webhooks/webhooks.service.js';
+import { Event, EventListQuery } from './events.schemas.js';
+import type { EventsService } from './events.service.js';
+
+const tags = ['Events'];
+const deliveryList = Type.Object({
+  data: Type.Array(Delivery),
+  has_more: Type.Boolean(),
+  next_cursor: Type.Null(),
+});
+
+/** The event log and its webhook deliveries; every query is scoped to the key's account and mode. */
+export function registerEventRoutes(app: App, events: EventsService, webhooks: WebhooksService): void {
+  app.get(
+    '/v1/events/',
+    {
+      config: { auth: 'any' },
+      schema: {
+        tags,
+        summary: 'List events, newest first',
+        querystring: EventListQuery,
+        response: { 200: listOf(Event), ...errorResponses(400) },
+      },
+    },
+    async (request) => events.list(principalOf(request), request.query),
+  );
+
+  app.get(
+    '/v1/events/:id/',
+    {
+      config: { auth: 'any' },
+      schema: {
+        tags,
+        summary: 'Fetch an event',
+        params: IdParams,
+        response: { 200: Type.Object({ data: Event, message: Type.String() }), ...errorResponses(404) },
+      },
+    },
+    async (request) => ({
+      data: await events.get(principalOf(request), request.params.id),
+      message: 'Event fetched.',
+    }),
+  );
+
+  app.get(
+    '/v1/events/:id/deliveries/',
+    {
+      config: { auth: 'any' },
+      schema: {
+        tags,
+        summary: "The event's webhook deliveries with every attempt",
+        params: IdParams,
+        response: { 200: deliveryList, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const event = await events.get(principal, request.params.id);
+      return { data: await webhooks.deliveriesOf(principal, event.id), has_more: false, next_cursor: null };
+    },
+  );
+
+  app.post(
+    '/v1/events/:id/redeliver/',
+    {
+      config: { auth: 'any' },
+      // The body is optional: no body means every matching endpoint.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        tags,
+        summary: 'Send the event again',
+        description:
+          'Schedules a new delivery at once to one endpoint (`endpoint_id`) or to every enabled endpoint that takes the event type, with a fresh retry schedule and the same `webhook-id`.',
+        params: IdParams,
+        body: RedeliverBody,
+        response: { 200: deliveryList, ...errorResponses(400, 404, 409, 415) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const event = await events.get(principal, request.params.id);
+      const deliveries = await webhooks.redeliver(principal, event, request.body.endpoint_id);
+      return { data: deliveries, has_more: false, next_cursor: null };
+    },
+  );
+}

@@ -1,0 +1,237 @@
+import type { Queryable } from '../../db/db.js';
+import type { Mode } from '../../domain/principal.js';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface DeliveryRow {
+  id: string;
+  account_id: string;
+  mode: Mode;
+  event_id: string;
+  endpoint_id: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  created_at: Date;
+}
+
+export interface AttemptRow {
+  id: string;
+  delivery_id: string;
+  attempted_at: Date;
+  url: string;
+  status_code: number | null;
+  latency_ms: number;
+  response_body: string | null;
+  error: string | null;
+  succeeded: boolean;
+}
+
+/** A claimed delivery with everything needed to send it without another query. */
+export interface ClaimedDelivery {
+  id: string;
+  lease_token: string;
+  mode: Mode;
+  attempt_count: number;
+  event_id: string;
+  event_type: string;
+  event_created_at: Date;
+  payload: Record<string, unknown>;
+  endpoint_id: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+const DELIVERY_COLUMNS =
+  'id, account_id, mode, event_id, endpoint_id, status, attempt_count, next_attempt_at, last_attempt_at, created_at';
+
+export function createDeliveriesRepo() {
+  return {
+    /**
+     * Turns up to `limit` new events into one pending delivery per matching enabled endpoint and
+     * marks them fanned out, all in the caller's transaction. SKIP LOCKED lets several workers share.
+     */
+    async fanOut(tx: Queryable, limit: number, newId: () => string, now: Date): Promise<number> {
+      const events = await tx.query<{
+        id: string;
+        account_id: string;
+        mode: Mode;
+        type: string;
+        created_at: Date;
+      }>(
+        `SELECT id, account_id, mode, type, created_at FROM events WHERE fanned_out_at IS NULL
+          ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [limit],
+      );
+      if (events.length === 0) return 0;
+      const eventIds = events.map((event) => event.id);
+      const pairs = await tx.query<{ event_id: string; endpoint_id: string }>(
+        `SELECT ev.id AS event_id, ep.id AS endpoint_id
+           FROM events ev JOIN webhook_endpoints ep
+             ON ep.account_id = ev.account_id AND ep.mode = ev.mode AND ep.enabled AND ep.deleted_at IS NULL
+            AND (ep.enabled_events ? '*' OR ep.enabled_events ? ev.type)
+          WHERE ev.id = ANY($1::text[])`,
+        [eventIds],
+      );
+      if (pairs.length > 0) {
+        await tx.query(
+          `INSERT INTO webhook_deliveries (id, account_id, mode, event_id, endpoint_id, status, next_attempt_at, created_at, updated_at)
+           SELECT d.id, ev.account_id, ev.mode, ev.id, d.endpoint_id, 'pending', $4, $4, $4
+             FROM unnest($1::text[], $2::text[], $3::text[]) AS d(id, event_id, endpoint_id)
+             JOIN events ev ON ev.id = d.event_id
+           ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
+          [
+            pairs.map(() => newId()),
+            pairs.map((pair) => pair.event_id),
+            pairs.map((pair) => pair.endpoint_id),
+            now,
+          ],
+        );
+      }
+      await tx.query('UPDATE events SET fanned_out_at = $2 WHERE id = ANY($1::text[])', [eventIds, now]);
+      return events.length;
+    },
+
+    /**
+     * Claims due deliveries of enabled endpoints by giving them a lease; the caller commits at once
+     * and sends outside any transaction. A lease that runs out (the worker died) makes the delivery
+     * claimable again.
+     */
+    async claimDue(
+      tx: Queryable,
+      limit: number,
+      leaseToken: string,
+      now: Date,
+      leaseEnds: Date,
+    ): Promise<ClaimedDelivery[]> {
+      return tx.query<ClaimedDelivery>(
+        `WITH due AS (
+           SELECT d.id FROM webhook_deliveries d
+             JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.enabled
+            WHERE d.status = 'pending' AND d.next_attempt_at <= $2
+              AND (d.locked_until IS NULL OR d.locked_until <= $2)
+            ORDER BY d.next_attempt_at LIMIT $1
+            FOR UPDATE OF d SKIP LOCKED),
+         claimed AS (
+           UPDATE webhook_deliveries d SET locked_until = $3, lease_token = $4, updated_at = $2
+             FROM due WHERE d.id = due.id
+           RETURNING d.id, d.lease_token, d.mode, d.attempt_count, d.event_id, d.endpoint_id)
+         SELECT c.id, c.lease_token, c.mode, c.attempt_count, c.event_id, ev.type AS event_type,
+                ev.created_at AS event_created_at, ev.payload, c.endpoint_id, ep.url, ep.secret,
+                ep.previous_secret, ep.previous_secret_expires_at
+           FROM claimed c JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints ep ON ep.id = c.endpoint_id`,
+        [limit, now, leaseEnds, leaseToken],
+      );
+    },
+
+    /** Gives claimed deliveries back untouched (graceful shutdown before sending). */
+    async release(db: Queryable, ids: string[], leaseToken: string): Promise<void> {
+      await db.query(
+        `UPDATE webhook_deliveries SET locked_until = NULL, lease_token = NULL
+          WHERE id = ANY($1::text[]) AND lease_token = $2`,
+        [ids, leaseToken],
+      );
+    },
+
+    async insertAttempt(
+      tx: Queryable,
+      attempt: Omit<AttemptRow, 'delivery_id'> & { deliveryId: string },
+    ): Promise<void> {
+      await tx.query(
+        `INSERT INTO webhook_attempts (id, delivery_id, account_id, mode, attempted_at, url, status_code, latency_ms, response_body, error, succeeded)
+         SELECT $1, d.id, d.account_id, d.mode, $3, $4, $5, $6, $7, $8, $9 FROM webhook_deliveries d WHERE d.id = $2`,
+        [
+          attempt.id,
+          attempt.deliveryId,
+          attempt.attempted_at,
+          attempt.url,
+          attempt.status_code,
+          attempt.latency_ms,
+          attempt.response_body,
+          attempt.error,
+          attempt.succeeded,
+        ],
+      );
+    },
+
+    /**
+     * Records the outcome of an attempt. Compare-and-set on the lease: a worker whose lease ran out
+     * and was taken over does not overwrite the newer owner's state.
+     */
+    async recordOutcome(
+      tx: Queryable,
+      id: string,
+      leaseToken: string,
+      outcome: { status: DeliveryStatus; nextAttemptAt: Date | null; attemptedAt: Date },
+    ): Promise<boolean> {
+      const rows = await tx.query(
+        `UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, last_attempt_at = $5,
+                attempt_count = attempt_count + 1, locked_until = NULL, lease_token = NULL, updated_at = $5
+          WHERE id = $1 AND lease_token = $2 RETURNING id`,
+        [id, leaseToken, outcome.status, outcome.nextAttemptAt, outcome.attemptedAt],
+      );
+      return rows.length > 0;
+    },
+
+    /** A disabled or deleted endpoint gets nothing more: its pending deliveries fail (redeliverable). */
+    async failPendingForEndpoint(tx: Queryable, endpointId: string, now: Date): Promise<void> {
+      await tx.query(
+        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = $2
+          WHERE endpoint_id = $1 AND status = 'pending'`,
+        [endpointId, now],
+      );
+    },
+
+    /** Schedules the event again for each endpoint: a fresh retry schedule, the same webhook-id. */
+    async redeliver(
+      tx: Queryable,
+      event: { id: string; accountId: string; mode: Mode },
+      endpointIds: string[],
+      newId: () => string,
+      now: Date,
+    ): Promise<void> {
+      await tx.query(
+        `INSERT INTO webhook_deliveries (id, account_id, mode, event_id, endpoint_id, status, next_attempt_at, created_at, updated_at)
+         SELECT d.id, $3, $4, $5, d.endpoint_id, 'pending', $6, $6, $6
+           FROM unnest($1::text[], $2::text[]) AS d(id, endpoint_id)
+         ON CONFLICT (event_id, endpoint_id) DO UPDATE SET
+           status = 'pending', next_attempt_at = $6, updated_at = $6,
+           attempt_count = CASE WHEN webhook_deliveries.status = 'pending' THEN webhook_deliveries.attempt_count ELSE 0 END`,
+        [endpointIds.map(() => newId()), endpointIds, event.accountId, event.mode, event.id, now],
+      );
+    },
+
+    async listForEvent(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      eventId: string,
+    ): Promise<DeliveryRow[]> {
+      return db.query<DeliveryRow>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+          WHERE event_id = $1 AND account_id = $2 AND mode = $3 ORDER BY id`,
+        [eventId, accountId, mode],
+      );
+    },
+
+    async attemptsFor(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      deliveryIds: string[],
+    ): Promise<AttemptRow[]> {
+      if (deliveryIds.length === 0) return [];
+      return db.query<AttemptRow>(
+        `SELECT id, delivery_id, attempted_at, url, status_code, latency_ms, response_body, error, succeeded
+           FROM webhook_attempts WHERE delivery_id = ANY($1::text[]) AND account_id = $2 AND mode = $3
+          ORDER BY attempted_at, id`,
+        [deliveryIds, accountId, mode],
+      );
+    },
+  };
+}
+
+export type DeliveriesRepo = ReturnType<typeof createDeliveriesRepo>;

@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/db.js';
+import { type Clock, unixSeconds } from '../../domain/clock.js';
+import type { IdGenerator } from '../../domain/ids.js';
+import type { ClaimedDelivery, DeliveriesRepo } from './deliveries.repo.js';
+import type { Sender, SendResult } from './http-sender.js';
+import {
+  DISABLE_AFTER_FAILING_MS,
+  MAX_ATTEMPTS,
+  nextRetryDelayMs,
+  parseRetryAfter,
+} from './retry-schedule.js';
+import { signWebhook } from './signing.js';
+import type { WebhooksRepo } from './webhooks.repo.js';
+
+export interface DeliveryWorkerDeps {
+  db: Db;
+  deliveries: DeliveriesRepo;
+  endpoints: WebhooksRepo;
+  ids: IdGenerator;
+  clock: Clock;
+  send: Sender;
+  log: Logger;
+  timeoutMs: number;
+  leaseMs: number;
+  batchSize: number;
+  random?: () => number;
+}
+
+/** The body every endpoint receives; documented in docs/webhooks.md. */
+export function webhookBody(
+  delivery: Pick<ClaimedDelivery, 'event_id' | 'event_type' | 'mode' | 'event_created_at' | 'payload'>,
+): string {
+  return JSON.stringify({
+    id: delivery.event_id,
+    type: delivery.event_type,
+    mode: delivery.mode,
+    created_at: unixSeconds(delivery.event_created_at),
+    data: delivery.payload,
+  });
+}
+
+/**
+ * Claim → send → record, each step its own short step: the claim is committed before any network
+ * call, the send runs outside every transaction, and the outcome is recorded in one transaction.
+ * A worker killed after claiming leaves a lease that runs out, and the delivery is retried.
+ */
+export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
+  const { db, deliveries, endpoints, ids, clock, log } = deps;
+
+  async function claim(limit = deps.batchSize): Promise<{ token: string; claimed: ClaimedDelivery[] }> {
+    const token = randomBytes(12).toString('hex');
+    const now = clock.now();
+    const claimed = await db.transaction((tx) =>
+      deliveries.claimDue(tx, limit, token, now, new Date(now.getTime() + deps.leaseMs)),
+    );
+    return { token, claimed };
+  }
+
+  async function send(delivery: ClaimedDelivery): Promise<SendResult> {
+    const now = clock.now();
+    const overlap =
+      delivery.previous_secret &&
+      delivery.previous_secret_expires_at &&
+      delivery.previous_secret_expires_at > now;
+    const body = webhookBody(delivery);
+    const headers = signWebhook(delivery.event_id, now, body, {
+      current: delivery.secret,
+      previous: overlap ? (delivery.previous_secret ?? undefined) : undefined,
+    });
+    return deps.send({
+      url: delivery.url,
+      mode: delivery.mode,
+      headers: { ...headers },
+      body,
+      timeoutMs: deps.timeoutMs,
+    });
+  }
+
+  async function record(
+    delivery: ClaimedDelivery,
+    token: string,
+    result: SendResult,
+    attemptedAt: Date,
+  ): Promise<void> {
+    const status = result.statusCode;
+    const succeeded = status !== undefined && status >= 200 && status < 300;
+    const attemptsMade = delivery.attempt_count + 1;
+    const now = clock.now();
+    const delay =
+      succeeded || attemptsMade >= MAX_ATTEMPTS
+        ? undefined
+        : nextRetryDelayMs(attemptsMade, parseRetryAfter(result.retryAfter, now), deps.random);
+    // Locks are taken endpoint first, then delivery, as the endpoints API does when disabling an
+    // endpoint; the same order everywhere means the two never deadlock.
+    await db.transaction(async (tx) => {
+      let disabledFor: string | undefined;
+      if (succeeded) {
+        await endpoints.markHealthy(tx, delivery.endpoint_id);
+      } else {
+        const failingSince = await endpoints.markFailing(tx, delivery.endpoint_id, attemptedAt);
+        const reason =
+          status === 410
+            ? 'gone'
+            : now.getTime() - failingSince.getTime() >= DISABLE_AFTER_FAILING_MS
+              ? 'failing'
+              : undefined;
+        if (reason && (await endpoints.disable(tx, delivery.endpoint_id, reason, now))) disabledFor = reason;
+      }
+      await deliveries.insertAttempt(tx, {
+        id: ids.next('att'),
+        deliveryId: delivery.id,
+        attempted_at: attemptedAt,
+        url: delivery.url,
+        status_code: status ?? null,
+        latency_ms: result.latencyMs,
+        response_body: result.responseBody ?? null,
+        error: result.error ?? (succeeded ? null : `HTTP ${status}`),
+        succeeded,
+      });
+      await deliveries.recordOutcome(tx, delivery.id, token, {
+        status: succeeded ? 'succeeded' : delay === undefined ? 'failed' : 'pending',
+        nextAttemptAt: delay === undefined ? null : new Date(now.getTime() + delay),
+        attemptedAt,
+      });
+      if (disabledFor) {
+        await deliveries.failPendingForEndpoint(tx, delivery.endpoint_id, now);
+        log.warn({ endpoint_id: delivery.endpoint_id, reason: disabledFor }, 'webhook endpoint disabled');
+      }
+    });
+  }
+
+  async function deliver(delivery: ClaimedDelivery, token: string): Promise<void> {
+    const attemptedAt = clock.now();
+    const result = await send(delivery);
+    // Ids only: the URL may carry the merchant's own tokens in its query string.
+    log.debug(
+      {
+        delivery_id: delivery.id,
+        event_id: delivery.event_id,
+        endpoint_id: delivery.endpoint_id,
+        attempt: delivery.attempt_count + 1,
+        status_code: result.statusCode,
+        latency_ms: result.latencyMs,
+        error: result.error,
+      },
+      'webhook attempt',
+    );
+    await record(delivery, token, result, attemptedAt);
+  }
+
+  return {
+    claim,
+    deliver,
+    /** One batch: claim, send them all concurrently, record each. Returns how many were claimed. */
+    async runOnce(signal?: AbortSignal): Promise<number> {
+      const { token, claimed } = await claim();
+      if (claimed.length === 0) return 0;
+      if (signal?.aborted) {
+        await deliveries.release(
+          db,
+          claimed.map((delivery) => delivery.id),
+          token,
+        );
+        return claimed.length;
+      }
+      const results = await Promise.allSettled(claimed.map((delivery) => deliver(delivery, token)));
+      for (const result of results) {
+        // The lease is still set: the delivery will be retried after it runs out.
+        if (result.status === 'rejected')
+          log.error({ err: result.reason }, 'recording a webhook attempt failed');
+      }
+      return claimed.length;
+    },
+  };
+}
+
+export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;

@@ -1,0 +1,112 @@
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import type { Mode } from '../../domain/principal.js';
+import { checkUrlShape, guardedLookup, type Resolver } from './url-safety.js';
+
+/** Only this much of a receiver's answer is kept in the attempt log. */
+export const RESPONSE_BODY_LIMIT = 2_048;
+
+export interface SendResult {
+  statusCode: number | undefined;
+  latencyMs: number;
+  /** The first 2 KiB of the response body. */
+  responseBody: string | undefined;
+  retryAfter: string | undefined;
+  /** Why no HTTP status came back (timeout, refused address, connection error). */
+  error: string | undefined;
+}
+
+export interface SendRequest {
+  url: string;
+  mode: Mode;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}
+
+export type Sender = (request: SendRequest) => Promise<SendResult>;
+
+/**
+ * POSTs one webhook. Redirects are never followed (a 3xx is just an unsuccessful status) and the
+ * address is checked again at connect time through `guardedLookup`, so the URL rules hold for the
+ * socket actually opened. A fresh connection per request (agent: false) keeps that check honest.
+ */
+export function createHttpSender(resolver: Resolver): Sender {
+  return (request) =>
+    new Promise<SendResult>((resolve) => {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      const fail = (error: string) =>
+        resolve({
+          statusCode: undefined,
+          latencyMs: elapsed(),
+          responseBody: undefined,
+          retryAfter: undefined,
+          error,
+        });
+      let url: URL;
+      try {
+        url = checkUrlShape(request.url, request.mode).url;
+      } catch (error) {
+        fail((error as Error).message);
+        return;
+      }
+      const client = url.protocol === 'https:' ? https : http;
+      const outgoing = client.request(url, {
+        method: 'POST',
+        agent: false,
+        lookup: guardedLookup(request.mode, resolver),
+        headers: {
+          ...request.headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(request.body)),
+          'user-agent': 'Kosh-Webhooks/1',
+        },
+      });
+      // One deadline for connecting, sending and reading the answer.
+      const timer = setTimeout(
+        () => outgoing.destroy(new Error(`timed out after ${request.timeoutMs} ms`)),
+        request.timeoutMs,
+      );
+      let settled = false;
+      const finish = (result: SendResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(result);
+      };
+      outgoing.on('error', (error) => {
+        finish({
+          statusCode: undefined,
+          latencyMs: elapsed(),
+          responseBody: undefined,
+          retryAfter: undefined,
+          error: error.message || String(error),
+        });
+      });
+      outgoing.on('response', (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () => {
+          const retryAfter = response.headers['retry-after'];
+          finish({
+            statusCode: response.statusCode,
+            latencyMs: elapsed(),
+            responseBody: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8'),
+            retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+            error: undefined,
+          });
+          response.destroy();
+        };
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= RESPONSE_BODY_LIMIT) done();
+        });
+        response.on('end', done);
+        response.on('error', done);
+      });
+      outgoing.end(request.body);
+    });
+}

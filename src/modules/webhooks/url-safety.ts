@@ -1,0 +1,159 @@
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { KoshError } from '../../domain/errors.js';
+import type { Mode } from '../../domain/principal.js';
+
+/**
+ * Where webhook requests may go. A webhook URL is chosen by the caller, so without these rules a key
+ * holder could make Kosh call its own network (databases, cloud metadata at 169.254.169.254).
+ *
+ * Live mode: https only, and every address the host resolves to must be public unicast. Test mode:
+ * the same, except that http is allowed and loopback addresses are allowed, so a developer can
+ * receive webhooks on their own machine. The address check runs at registration AND when connecting
+ * (see `guardedLookup`), so a DNS answer that changes after registration cannot slip through.
+ */
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/** DNS as a port: tests replace it to play a name whose answer changes. */
+export interface Resolver {
+  lookup(hostname: string): Promise<ResolvedAddress[]>;
+}
+
+export const systemResolver: Resolver = {
+  lookup: (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true }),
+};
+
+/** Ports below 1024 are system services; only the web's own ports are allowed among them. */
+const ALLOWED_LOW_PORTS = new Set([80, 443]);
+/** Names that never belong to the public internet. */
+const PRIVATE_NAME_SUFFIXES = ['.localhost', '.local', '.internal', '.home.arpa', '.lan', '.intranet'];
+const MAX_URL_LENGTH = 2048;
+
+export class UnsafeUrlError extends KoshError {
+  constructor(reason: string) {
+    super('invalid_webhook_url', `The webhook url is not allowed: ${reason}.`, 'url');
+  }
+}
+
+function literalAddress(hostname: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  if (!ipaddr.isValid(bare)) return undefined;
+  // WHATWG URL parsing has already turned 2130706433 and 0177.0.0.1 into dotted decimal, so only
+  // canonical forms reach here; ipaddr's lenient forms are never trusted on their own.
+  if (!ipaddr.IPv6.isValid(bare) && !ipaddr.IPv4.isValidFourPartDecimal(bare)) return undefined;
+  return ipaddr.parse(bare);
+}
+
+/** The address kind, with IPv4-mapped IPv6 (`::ffff:127.0.0.1`) judged as the IPv4 it carries. */
+function addressRange(address: ipaddr.IPv4 | ipaddr.IPv6): string {
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+    return (address as ipaddr.IPv6).toIPv4Address().range();
+  }
+  return address.range();
+}
+
+/** Whether Kosh may connect to this address in this mode. */
+export function isAllowedAddress(address: string, mode: Mode): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const range = addressRange(ipaddr.parse(address));
+  if (range === 'unicast') return true;
+  return mode === 'test' && range === 'loopback';
+}
+
+function isLoopbackName(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost');
+}
+
+/**
+ * The checks that need no network: scheme, credentials, port, host shape and literal addresses.
+ * Returns the parsed URL and, for an IP-literal host, its address.
+ */
+export function checkUrlShape(raw: string, mode: Mode): { url: URL; literal: string | undefined } {
+  if (raw.length > MAX_URL_LENGTH) throw new UnsafeUrlError(`longer than ${MAX_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UnsafeUrlError('not an absolute URL');
+  }
+  const allowedProtocols = mode === 'live' ? ['https:'] : ['https:', 'http:'];
+  if (!allowedProtocols.includes(url.protocol)) {
+    throw new UnsafeUrlError(mode === 'live' ? 'live mode needs an https URL' : 'use an http or https URL');
+  }
+  if (url.username || url.password) throw new UnsafeUrlError('credentials in the URL are not allowed');
+  const hostname = url.hostname.toLowerCase();
+  if (!hostname) throw new UnsafeUrlError('the URL has no host');
+  const literal = literalAddress(hostname);
+  const loopback = literal ? addressRange(literal) === 'loopback' : isLoopbackName(hostname);
+  if (url.port !== '') {
+    const port = Number(url.port);
+    const developerLoopback = mode === 'test' && loopback;
+    if (!developerLoopback && port < 1024 && !ALLOWED_LOW_PORTS.has(port)) {
+      throw new UnsafeUrlError(`port ${port} is not allowed`);
+    }
+  }
+  if (literal) {
+    const address = literal.toString();
+    if (!isAllowedAddress(address, mode)) throw new UnsafeUrlError(`${hostname} is not a public address`);
+    return { url, literal: address };
+  }
+  if (loopback) {
+    if (mode === 'test') return { url, literal: undefined };
+    throw new UnsafeUrlError(`${hostname} is not a public host`);
+  }
+  if (!hostname.includes('.') || PRIVATE_NAME_SUFFIXES.some((suffix) => hostname.endsWith(suffix))) {
+    throw new UnsafeUrlError(`${hostname} is not a public host name`);
+  }
+  return { url, literal: undefined };
+}
+
+async function resolveChecked(hostname: string, mode: Mode, resolver: Resolver): Promise<ResolvedAddress[]> {
+  let addresses: ResolvedAddress[];
+  try {
+    addresses = await resolver.lookup(hostname);
+  } catch {
+    throw new UnsafeUrlError(`${hostname} could not be resolved`);
+  }
+  if (addresses.length === 0) throw new UnsafeUrlError(`${hostname} could not be resolved`);
+  const blocked = addresses.find((entry) => !isAllowedAddress(entry.address, mode));
+  if (blocked) throw new UnsafeUrlError(`${hostname} resolves to ${blocked.address}, not a public address`);
+  return addresses;
+}
+
+/** The full registration check: shape, then every resolved address. Returns the normalised URL. */
+export async function validateWebhookUrl(raw: string, mode: Mode, resolver: Resolver): Promise<string> {
+  const { url, literal } = checkUrlShape(raw, mode);
+  if (!literal) await resolveChecked(url.hostname.replace(/^\[|\]$/g, ''), mode, resolver);
+  return url.toString();
+}
+
+/**
+ * A `lookup` for `http.request`: resolves through the resolver and refuses to hand the socket any
+ * address that is not allowed, so the check applies to the address actually connected to.
+ * (Node skips `lookup` for IP-literal hosts; `checkUrlShape` covers those before connecting.)
+ */
+export function guardedLookup(mode: Mode, resolver: Resolver): LookupFunction {
+  return (hostname, options, callback) => {
+    resolveChecked(hostname, mode, resolver).then(
+      (addresses) => {
+        const wanted = addresses.filter((entry) => !options.family || entry.family === options.family);
+        const usable = wanted.length > 0 ? wanted : addresses;
+        if (options.all) {
+          (callback as unknown as (error: null, addresses: ResolvedAddress[]) => void)(null, usable);
+        } else {
+          const first = usable[0] as ResolvedAddress;
+          callback(null, first.address, first.family);
+        }
+      },
+      (error: Error) => {
+        const refused = Object.assign(new Error(error.message), { code: 'EADDRNOTALLOWED' });
+        callback(refused as NodeJS.ErrnoException, '', 0);
+      },
+    );
+  };
+}

@@ -1,0 +1,136 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { App } from '../../http/app-types.js';
+import { principalOf } from '../../http/auth.js';
+import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
+import { CreateEndpointBody, Endpoint, UpdateEndpointBody } from './webhooks.schemas.js';
+import type { WebhooksService } from './webhooks.service.js';
+
+const tags = ['Webhooks'];
+
+/** Form bodies carry no arrays (the shared form parser refuses them): `enabled_events=a,b` is split here. */
+async function splitFormEventList(request: FastifyRequest): Promise<void> {
+  const body = request.body as Record<string, unknown> | undefined;
+  if (
+    request.headers['content-type']?.startsWith('application/x-www-form-urlencoded') &&
+    typeof body?.enabled_events === 'string'
+  ) {
+    body.enabled_events = body.enabled_events.split(',').map((type) => type.trim());
+  }
+}
+const one = Type.Object({ data: Endpoint, message: Type.String() });
+
+/** Webhook endpoints. Merchant and partner keys both manage their own account's endpoints. */
+export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void {
+  app.post(
+    '/v1/webhooks/',
+    {
+      config: { auth: 'any' },
+      preValidation: splitFormEventList,
+      schema: {
+        tags,
+        summary: 'Register a webhook endpoint',
+        description: 'The response carries the `whsec_` signing secret; it is not shown again.',
+        body: CreateEndpointBody,
+        response: { 200: one, ...errorResponses(400, 415) },
+      },
+    },
+    async (request) => ({
+      data: await webhooks.create(principalOf(request), request.body),
+      message: 'Webhook endpoint created. Keep the secret: it is not shown again.',
+    }),
+  );
+
+  app.get(
+    '/v1/webhooks/',
+    {
+      config: { auth: 'any' },
+      schema: {
+        tags,
+        summary: 'List webhook endpoints, newest first',
+        querystring: ListQuery,
+        response: { 200: listOf(Endpoint), ...errorResponses(400) },
+      },
+    },
+    async (request) => webhooks.list(principalOf(request), request.query),
+  );
+
+  app.get(
+    '/v1/webhooks/:id/',
+    {
+      config: { auth: 'any' },
+      schema: {
+        tags,
+        summary: 'Fetch a webhook endpoint',
+        params: IdParams,
+        response: { 200: one, ...errorResponses(404) },
+      },
+    },
+    async (request) => ({
+      data: await webhooks.get(principalOf(request), request.params.id),
+      message: 'Webhook endpoint fetched.',
+    }),
+  );
+
+  app.patch(
+    '/v1/webhooks/:id/',
+    {
+      config: { auth: 'any' },
+      preValidation: splitFormEventList,
+      schema: {
+        tags,
+        summary: 'Update a webhook endpoint',
+        description: 'Disabling an endpoint fails its pending deliveries; they can be redelivered later.',
+        params: IdParams,
+        body: UpdateEndpointBody,
+        response: { 200: one, ...errorResponses(400, 404, 415) },
+      },
+    },
+    async (request) => ({
+      data: await webhooks.update(principalOf(request), request.params.id, request.body),
+      message: 'Webhook endpoint updated.',
+    }),
+  );
+
+  app.delete(
+    '/v1/webhooks/:id/',
+    {
+      config: { auth: 'any' },
+      schema: {
+        tags,
+        summary: 'Delete a webhook endpoint',
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            data: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
+            message: Type.String(),
+          }),
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (request) => ({
+      data: await webhooks.remove(principalOf(request), request.params.id),
+      message: 'Webhook endpoint deleted.',
+    }),
+  );
+
+  app.post(
+    '/v1/webhooks/:id/rotate-secret/',
+    {
+      config: { auth: 'any' },
+      schema: {
+        tags,
+        summary: 'Rotate the signing secret',
+        description:
+          'Returns the new secret. For 24 hours deliveries carry signatures with both the old and the new secret.',
+        params: IdParams,
+        response: { 200: one, ...errorResponses(404) },
+      },
+    },
+    async (request) => ({
+      data: await webhooks.rotateSecret(principalOf(request), request.params.id),
+      message: 'Secret rotated. The previous secret stays valid for 24 hours.',
+    }),
+  );
+}

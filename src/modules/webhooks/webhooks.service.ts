@@ -1,0 +1,223 @@
+import type { Db, Queryable } from '../../db/db.js';
+import { type Clock, unixSeconds } from '../../domain/clock.js';
+import { KoshError, notFound } from '../../domain/errors.js';
+import { type IdGenerator, looksLikeId } from '../../domain/ids.js';
+import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import type { Principal } from '../../domain/principal.js';
+import type { AttemptRow, DeliveriesRepo, DeliveryRow } from './deliveries.repo.js';
+import { newWebhookSecret } from './signing.js';
+import type { Resolver } from './url-safety.js';
+import { validateWebhookUrl } from './url-safety.js';
+import type { EndpointRow, WebhooksRepo } from './webhooks.repo.js';
+import type { CreateEndpointBody, Delivery, Endpoint, UpdateEndpointBody } from './webhooks.schemas.js';
+
+/** After a rotation, deliveries carry signatures with the old and the new secret for this long. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export function toEndpoint(row: EndpointRow, secret?: string): Endpoint {
+  return {
+    id: row.id,
+    entity: 'webhook_endpoint',
+    url: row.url,
+    description: row.description,
+    enabled_events: row.enabled_events,
+    enabled: row.enabled,
+    disabled_reason: row.disabled_reason as Endpoint['disabled_reason'],
+    mode: row.mode,
+    created_at: unixSeconds(row.created_at),
+    ...(secret ? { secret } : {}),
+    previous_secret_expires_at: row.previous_secret_expires_at
+      ? unixSeconds(row.previous_secret_expires_at)
+      : null,
+  };
+}
+
+function seconds(date: Date | null): number | null {
+  return date ? unixSeconds(date) : null;
+}
+
+export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]): Delivery {
+  return {
+    id: row.id,
+    entity: 'webhook_delivery',
+    event_id: row.event_id,
+    endpoint_id: row.endpoint_id,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    next_attempt_at: seconds(row.next_attempt_at),
+    last_attempt_at: seconds(row.last_attempt_at),
+    created_at: unixSeconds(row.created_at),
+    attempts: attempts.map((attempt) => ({
+      id: attempt.id,
+      attempted_at: unixSeconds(attempt.attempted_at),
+      url: attempt.url,
+      status_code: attempt.status_code,
+      latency_ms: attempt.latency_ms,
+      response_body: attempt.response_body,
+      error: attempt.error,
+      succeeded: attempt.succeeded,
+    })),
+  };
+}
+
+export function createWebhooksService(deps: {
+  db: Db;
+  repo: WebhooksRepo;
+  deliveries: DeliveriesRepo;
+  ids: IdGenerator;
+  clock: Clock;
+  resolver: Resolver;
+}) {
+  const { db, repo, deliveries, ids, clock, resolver } = deps;
+
+  /** The caller's endpoint or a 404: another account's or mode's endpoint is indistinguishable from none. */
+  async function owned(
+    principal: Principal,
+    id: string,
+    handle: Queryable = db,
+    forUpdate = false,
+  ): Promise<EndpointRow> {
+    const row = looksLikeId('whk', id)
+      ? await repo.find(handle, principal.accountId, principal.mode, id, forUpdate)
+      : undefined;
+    if (!row) throw notFound('webhook endpoint', id);
+    return row;
+  }
+
+  async function deliveriesOf(principal: Principal, eventId: string): Promise<Delivery[]> {
+    const rows = await deliveries.listForEvent(db, principal.accountId, principal.mode, eventId);
+    const attempts = await deliveries.attemptsFor(
+      db,
+      principal.accountId,
+      principal.mode,
+      rows.map((row) => row.id),
+    );
+    return rows.map((row) =>
+      toDelivery(
+        row,
+        attempts.filter((attempt) => attempt.delivery_id === row.id),
+      ),
+    );
+  }
+
+  return {
+    async create(principal: Principal, input: CreateEndpointBody): Promise<Endpoint> {
+      const url = await validateWebhookUrl(input.url, principal.mode, resolver);
+      const secret = newWebhookSecret();
+      const row = await repo.insert(db, {
+        id: ids.next('whk'),
+        accountId: principal.accountId,
+        mode: principal.mode,
+        url,
+        description: input.description ?? null,
+        enabledEvents: input.enabled_events ?? ['*'],
+        secret,
+        now: clock.now(),
+      });
+      if (input.enabled === false)
+        return toEndpoint(await repo.update(db, row.id, { enabled: false }, clock.now()), secret);
+      return toEndpoint(row, secret);
+    },
+
+    async get(principal: Principal, id: string): Promise<Endpoint> {
+      return toEndpoint(await owned(principal, id));
+    },
+
+    async list(principal: Principal, query: { limit?: number; cursor?: string }): Promise<Page<Endpoint>> {
+      const page = pageRequest('whk', query);
+      const rows = await repo.list(db, principal.accountId, principal.mode, page);
+      return toPage(rows, page.limit, (row) => toEndpoint(row));
+    },
+
+    async update(principal: Principal, id: string, input: UpdateEndpointBody): Promise<Endpoint> {
+      await owned(principal, id);
+      // The network check runs before the transaction: no DNS lookups while holding row locks.
+      const url =
+        input.url === undefined ? undefined : await validateWebhookUrl(input.url, principal.mode, resolver);
+      return db.transaction(async (tx) => {
+        await owned(principal, id, tx, true);
+        const row = await repo.update(
+          tx,
+          id,
+          {
+            ...(url !== undefined ? { url } : {}),
+            ...(input.description !== undefined ? { description: input.description } : {}),
+            ...(input.enabled_events !== undefined ? { enabledEvents: input.enabled_events } : {}),
+            ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+          },
+          clock.now(),
+        );
+        if (input.enabled === false) await deliveries.failPendingForEndpoint(tx, id, clock.now());
+        return toEndpoint(row);
+      });
+    },
+
+    async remove(principal: Principal, id: string): Promise<{ id: string; deleted: true }> {
+      await db.transaction(async (tx) => {
+        await owned(principal, id, tx, true);
+        await repo.softDelete(tx, id, clock.now());
+        await deliveries.failPendingForEndpoint(tx, id, clock.now());
+      });
+      return { id, deleted: true };
+    },
+
+    async rotateSecret(principal: Principal, id: string): Promise<Endpoint> {
+      const secret = newWebhookSecret();
+      return db.transaction(async (tx) => {
+        await owned(principal, id, tx, true);
+        const now = clock.now();
+        const row = await repo.rotateSecret(
+          tx,
+          id,
+          secret,
+          new Date(now.getTime() + ROTATION_OVERLAP_MS),
+          now,
+        );
+        return toEndpoint(row, secret);
+      });
+    },
+
+    deliveriesOf,
+
+    /** Sends the event again to one endpoint or to every enabled endpoint that takes its type. */
+    async redeliver(
+      principal: Principal,
+      event: { id: string; type: string },
+      endpointId: string | undefined,
+    ): Promise<Delivery[]> {
+      let endpoints: EndpointRow[];
+      if (endpointId !== undefined) {
+        const endpoint = await owned(principal, endpointId);
+        if (!endpoint.enabled) {
+          throw new KoshError(
+            'webhook_endpoint_disabled',
+            `Webhook endpoint '${endpointId}' is disabled; enable it first.`,
+            'endpoint_id',
+          );
+        }
+        endpoints = [endpoint];
+      } else {
+        endpoints = await repo.listMatching(db, principal.accountId, principal.mode, event.type);
+      }
+      if (endpoints.length > 0) {
+        await db.transaction((tx) =>
+          deliveries.redeliver(
+            tx,
+            { id: event.id, accountId: principal.accountId, mode: principal.mode },
+            endpoints.map((endpoint) => endpoint.id),
+            () => ids.next('msg'),
+            clock.now(),
+          ),
+        );
+      }
+      return deliveriesOf(principal, event.id);
+    },
+
+    /** One fan-out batch: new events become deliveries. Safe to run in any number of processes. */
+    async fanOut(limit: number): Promise<number> {
+      return db.transaction((tx) => deliveries.fanOut(tx, limit, () => ids.next('msg'), clock.now()));
+    },
+  };
+}
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>;
