@@ -21,6 +21,10 @@ export interface Config {
   paymentExpirySeconds: number;
   sandboxBootstrap: boolean;
   workers: number;
+  /** Largest KYC document accepted by the api-portal upload, in bytes. */
+  kycMaxFileBytes: number;
+  /** The PSP handle after `@` in the VPAs Kosh generates for merchants. */
+  vpaHandle: string;
 }
 
 export class ConfigError extends Error {
@@ -125,6 +129,11 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     amountLimits[currency.code] = { minAmount, maxAmount };
   }
 
+  const vpaHandle = merged.KOSH_VPA_HANDLE || 'kosh';
+  if (!/^[a-z][a-z0-9]{2,31}$/.test(vpaHandle)) {
+    throw new ConfigError('KOSH_VPA_HANDLE', `expected 3 to 32 lowercase letters and digits, got '${vpaHandle}'.`);
+  }
+
   return {
     port,
     host,
@@ -143,5 +152,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers: integer(merged, 'KOSH_WORKERS', 1, 1, 256),
+    kycMaxFileBytes: integer(merged, 'KOSH_KYC_MAX_FILE_BYTES', 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    vpaHandle,
   };
 }

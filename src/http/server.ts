@@ -3,6 +3,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
+import { registerDocumentRoutes } from '../modules/merchants/documents.routes.js';
+import { registerMerchantRoutes } from '../modules/merchants/merchants.routes.js';
+import { registerVpaRoutes } from '../modules/merchants/vpas.routes.js';
 import { registerMethodsRoutes } from '../modules/methods/methods.routes.js';
 import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
 import type { App } from './app-types.js';
@@ -92,6 +95,9 @@ export async function buildServer(container: Container): Promise<App> {
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   registerOrderRoutes(app, services.orders);
   registerMethodsRoutes(app, services.methods);
+  registerMerchantRoutes(app, services.merchants);
+  await registerDocumentRoutes(app, services.documents, config.kycMaxFileBytes);
+  registerVpaRoutes(app, services.vpas);
 
   await app.ready();
   return app;
