@@ -18,6 +18,8 @@ Commands:
   migrate                                apply pending database migrations and exit
   merchant create --name NAME [--partner ID]
                                          create a merchant with a test key
+  merchant activate MID                  activate a merchant after review (enables live keys)
+  merchant suspend MID                   suspend a merchant (its keys stop working)
   partner create --name NAME             create a partner with a test key
   keys create --account ID --mode test|live
                                          issue a key (live keys need an activated account)
@@ -103,7 +105,12 @@ async function serve(values: Parsed['values']): Promise<void> {
   );
 }
 
-async function admin(command: string, sub: string | undefined, values: Parsed['values']): Promise<void> {
+async function admin(
+  command: string,
+  sub: string | undefined,
+  values: Parsed['values'],
+  target: string | undefined,
+): Promise<void> {
   const config = loadConfig(
     { ...process.env, KOSH_LOG_LEVEL: process.env.KOSH_LOG_LEVEL ?? 'warn' },
     overrides(values),
@@ -119,6 +126,9 @@ async function admin(command: string, sub: string | undefined, values: Parsed['v
         partnerId: values.partner ?? null,
       });
       output = { ...credentials, status: account.status };
+    } else if (command === 'merchant' && (sub === 'activate' || sub === 'suspend')) {
+      const merchant = await container.services.merchants.operate(required(target, 'MID'), sub);
+      output = { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
     } else if (command === 'partner' && sub === 'create') {
       const { account, credentials } = await accounts.createAccountWithTestKey({
         kind: 'partner',
@@ -146,7 +156,7 @@ async function admin(command: string, sub: string | undefined, values: Parsed['v
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parse(argv);
-  const [command = 'serve', sub] = positionals;
+  const [command = 'serve', sub, target] = positionals;
   if (values.help || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return;
@@ -165,7 +175,7 @@ async function main(argv: string[]): Promise<void> {
     }
     return;
   }
-  return admin(command, sub, values);
+  return admin(command, sub, values, target);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -125,7 +125,7 @@ export const MethodsBody = Type.Object(
     netbanking: Type.Optional(Toggles),
     wallet: Type.Optional(Toggles),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 export type MethodsBody = Static<typeof MethodsBody>;
 

@@ -220,6 +220,9 @@ export function createMerchantsService(deps: {
 
     /** Enables or disables the merchant's banks and wallets in the mode it was onboarded in. */
     async updateMethods(principal: Principal, merchantId: string, input: MethodsBody): Promise<MethodsConfig> {
+      if (input.netbanking === undefined && input.wallet === undefined) {
+        throw new KoshError('invalid_body', 'Send netbanking and/or wallet, each an object of code → true|false.');
+      }
       return db.transaction(async (tx) => {
         const profile = await owned(tx, principal, merchantId);
         return methods.update(tx, profile.account_id, profile.mode, (current) => ({
