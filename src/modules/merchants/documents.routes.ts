@@ -71,6 +71,9 @@ export async function registerDocumentRoutes(app: App, documents: DocumentsServi
     await scope.register(multipart, {
       limits: { fileSize: maxBytes, files: 1, fields: 4, parts: 6, fieldSize: 256, headerPairs: 50 },
       throwFileSizeLimit: true,
+      // Busboy would quietly cut `../../x.pdf` down to `x.pdf`; keep the name as sent so a
+      // path-looking name is refused visibly (it never reaches the storage path either way).
+      preservePath: true,
     });
     scope.post(
       '/v1/api-portal/merchants/kyc-document/:mid/',
