@@ -131,7 +131,10 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
 
   const vpaHandle = merged.KOSH_VPA_HANDLE || 'kosh';
   if (!/^[a-z][a-z0-9]{2,31}$/.test(vpaHandle)) {
-    throw new ConfigError('KOSH_VPA_HANDLE', `expected 3 to 32 lowercase letters and digits, got '${vpaHandle}'.`);
+    throw new ConfigError(
+      'KOSH_VPA_HANDLE',
+      `expected 3 to 32 lowercase letters and digits, got '${vpaHandle}'.`,
+    );
   }
 
   return {

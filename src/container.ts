@@ -82,7 +82,14 @@ export async function createContainer(config: Config, options: ContainerOptions 
       vpas: createVpasRepo(),
     };
     const onboarding = createOnboarding({ accounts, events, clock, repos: merchantRepos });
-    const merchants = createMerchantsService({ db, clock, accounts, methods, onboarding, repos: merchantRepos });
+    const merchants = createMerchantsService({
+      db,
+      clock,
+      accounts,
+      methods,
+      onboarding,
+      repos: merchantRepos,
+    });
     const documents = createDocumentsService({
       db,
       clock,

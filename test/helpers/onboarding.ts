@@ -36,7 +36,11 @@ export function merchantBody(overrides: Record<string, unknown> = {}): Record<st
 }
 
 export function proprietorBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const { gstin: _gstin, website: _website, ...base } = merchantBody({
+  const {
+    gstin: _gstin,
+    website: _website,
+    ...base
+  } = merchantBody({
     legal_name: 'Asha Sharma',
     display_name: 'Asha Tiffins',
     business_type: 'proprietorship',
@@ -55,7 +59,11 @@ export const BANK = {
 };
 
 export const FILES = {
-  pdf: Buffer.concat([Buffer.from('%PDF-1.7\n1 0 obj\n<<>>\nendobj\n'), randomBytes(64), Buffer.from('\n%%EOF\n')]),
+  pdf: Buffer.concat([
+    Buffer.from('%PDF-1.7\n1 0 obj\n<<>>\nendobj\n'),
+    randomBytes(64),
+    Buffer.from('\n%%EOF\n'),
+  ]),
   png: Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]),
   jpeg: Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(64)]),
   exe: Buffer.concat([Buffer.from('MZ\x90\x00\x03\x00\x00\x00'), randomBytes(64)]),
@@ -77,8 +85,13 @@ export function multipart(parts: Part[]): { payload: Buffer; headers: Record<str
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"`;
     if (part.filename !== undefined) head += `; filename="${part.filename}"`;
     head += '\r\n';
-    if (part.content !== undefined) head += `Content-Type: ${part.contentType ?? 'application/octet-stream'}\r\n`;
-    chunks.push(Buffer.from(`${head}\r\n`), part.content ?? Buffer.from(part.value ?? ''), Buffer.from('\r\n'));
+    if (part.content !== undefined)
+      head += `Content-Type: ${part.contentType ?? 'application/octet-stream'}\r\n`;
+    chunks.push(
+      Buffer.from(`${head}\r\n`),
+      part.content ?? Buffer.from(part.value ?? ''),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return {

@@ -21,8 +21,14 @@ const ENDPOINTS: [string, Call][] = [
     (h, auth, mid) => h.request('POST', `${BASE}/merchants/bank-details/${mid}/`, { auth, json: BANK }),
   ],
   ['POST kyc-document', (h, auth, mid) => uploadDocument(h, auth, mid, 'pan')],
-  ['GET kyc-documents', (h, auth, mid) => h.request('GET', `${BASE}/merchants/${mid}/kyc-documents/`, { auth })],
-  ['POST generate-vpa', (h, auth, mid) => h.request('POST', `${BASE}/generate-vpa/${mid}/`, { auth, json: {} })],
+  [
+    'GET kyc-documents',
+    (h, auth, mid) => h.request('GET', `${BASE}/merchants/${mid}/kyc-documents/`, { auth }),
+  ],
+  [
+    'POST generate-vpa',
+    (h, auth, mid) => h.request('POST', `${BASE}/generate-vpa/${mid}/`, { auth, json: {} }),
+  ],
   ['GET vpas', (h, auth, mid) => h.request('GET', `${BASE}/merchants/${mid}/vpas/`, { auth })],
   [
     'POST keys',
@@ -31,10 +37,15 @@ const ENDPOINTS: [string, Call][] = [
   [
     'PATCH methods',
     (h, auth, mid) =>
-      h.request('PATCH', `${BASE}/merchants/${mid}/methods/`, { auth, json: { netbanking: { HDFC: false } } }),
+      h.request('PATCH', `${BASE}/merchants/${mid}/methods/`, {
+        auth,
+        json: { netbanking: { HDFC: false } },
+      }),
   ],
 ];
-const PER_MERCHANT = ENDPOINTS.filter(([name]) => !['GET business-categories', 'POST merchants', 'GET merchants'].includes(name));
+const PER_MERCHANT = ENDPOINTS.filter(
+  ([name]) => !['GET business-categories', 'POST merchants', 'GET merchants'].includes(name),
+);
 
 describeEachDatabase('api-portal access', (harness) => {
   let partnerA: TestAccount;
@@ -44,7 +55,10 @@ describeEachDatabase('api-portal access', (harness) => {
   beforeAll(async () => {
     partnerA = await harness().partner('Partner A');
     partnerB = await harness().partner('Partner B');
-    const created = await harness().request('POST', `${BASE}/merchants/`, { auth: partnerA, json: proprietorBody() });
+    const created = await harness().request('POST', `${BASE}/merchants/`, {
+      auth: partnerA,
+      json: proprietorBody(),
+    });
     mid = created.json().data.id;
     merchantKey = await harness().merchant('Plain merchant', { partnerId: partnerA.id });
   });
@@ -60,22 +74,28 @@ describeEachDatabase('api-portal access', (harness) => {
     expect(response.statusCode).toBe(401);
   });
 
-  it.each(PER_MERCHANT)("%s: partner B on partner A's merchant gets 404, exactly as for a missing one", async (_name, call) => {
-    const theirs = await call(harness(), partnerB, mid);
-    const missing = await call(harness(), partnerB, MISSING);
-    expect(theirs.statusCode).toBe(404);
-    expect(missing.statusCode).toBe(404);
-    const strip = (response: LightMyRequestResponse) => {
-      const { request_id: _id, message, ...rest } = response.json().error;
-      return { ...rest, message: message.replace(mid, '<mid>').replace(MISSING, '<mid>') };
-    };
-    expect(strip(theirs)).toEqual(strip(missing));
-  });
+  it.each(PER_MERCHANT)(
+    "%s: partner B on partner A's merchant gets 404, exactly as for a missing one",
+    async (_name, call) => {
+      const theirs = await call(harness(), partnerB, mid);
+      const missing = await call(harness(), partnerB, MISSING);
+      expect(theirs.statusCode).toBe(404);
+      expect(missing.statusCode).toBe(404);
+      const strip = (response: LightMyRequestResponse) => {
+        const { request_id: _id, message, ...rest } = response.json().error;
+        return { ...rest, message: message.replace(mid, '<mid>').replace(MISSING, '<mid>') };
+      };
+      expect(strip(theirs)).toEqual(strip(missing));
+    },
+  );
 
   it('left partner A’s merchant untouched after all of that', async () => {
-    const merchant = (await harness().request('GET', `${BASE}/merchants/${mid}/`, { auth: partnerA })).json().data;
+    const merchant = (await harness().request('GET', `${BASE}/merchants/${mid}/`, { auth: partnerA })).json()
+      .data;
     expect(merchant.bank_account).toBeNull();
-    const documents = await harness().request('GET', `${BASE}/merchants/${mid}/kyc-documents/`, { auth: partnerA });
+    const documents = await harness().request('GET', `${BASE}/merchants/${mid}/kyc-documents/`, {
+      auth: partnerA,
+    });
     expect(documents.json().data).toEqual([]);
     const vpas = await harness().request('GET', `${BASE}/merchants/${mid}/vpas/`, { auth: partnerA });
     expect(vpas.json().data).toEqual([]);
@@ -88,7 +108,10 @@ describeEachDatabase('api-portal access', (harness) => {
       expect(derived.statusCode).toBe(200);
       expect(derived.json().data).toMatchObject({ entity: 'vpa', merchant_id: mid, status: 'pending' });
       expect(derived.json().data.address).toMatch(/^ashatiffins\.[a-z0-9]{6}@kosh$/);
-      const chosen = await harness().request('POST', url, { auth: partnerA, json: { descriptor: 'asha2024' } });
+      const chosen = await harness().request('POST', url, {
+        auth: partnerA,
+        json: { descriptor: 'asha2024' },
+      });
       expect(chosen.json().data.address).toMatch(/^asha2024\.[a-z0-9]{6}@kosh$/);
       expect(chosen.json().data.id).toMatch(/^vpa_/);
     });
@@ -102,7 +125,10 @@ describeEachDatabase('api-portal access', (harness) => {
       ['an address', { address: 'asha@kosh' }, 'unknown_field', 'address'],
       ['a status', { status: 'active' }, 'server_owned_field', 'status'],
     ])('refuses a descriptor %s', async (_name, body, code, field) => {
-      const response = await harness().request('POST', `${BASE}/generate-vpa/${mid}/`, { auth: partnerA, json: body });
+      const response = await harness().request('POST', `${BASE}/generate-vpa/${mid}/`, {
+        auth: partnerA,
+        json: body,
+      });
       expect(response.statusCode).toBe(400);
       expect(response.json().error).toMatchObject({ code, field });
     });
@@ -110,7 +136,10 @@ describeEachDatabase('api-portal access', (harness) => {
     it('stays globally unique under concurrent requests', async () => {
       const responses = await Promise.all(
         Array.from({ length: 20 }, () =>
-          harness().request('POST', `${BASE}/generate-vpa/${mid}/`, { auth: partnerA, json: { descriptor: 'rush' } }),
+          harness().request('POST', `${BASE}/generate-vpa/${mid}/`, {
+            auth: partnerA,
+            json: { descriptor: 'rush' },
+          }),
         ),
       );
       expect(responses.map((response) => response.statusCode)).toEqual(Array(20).fill(200));

@@ -36,37 +36,40 @@ describeEachDatabase(
       ['pdf', FILES.pdf, 'application/pdf'],
       ['png', FILES.png, 'image/png'],
       ['jpeg', FILES.jpeg, 'image/jpeg'],
-    ] as const)('accepts a %s, stores it under a random name and keeps its SHA-256', async (kind, content, mime) => {
-      const response = await uploadDocument(harness(), partner, mid, 'address_proof', {
-        content,
-        filename: `proof.${kind}`,
-        // The declared type is deliberately wrong: only the bytes count.
-        contentType: 'text/plain',
-      });
-      expect(response.statusCode).toBe(200);
-      const document = response.json().data;
-      expect(document.id).toMatch(/^doc_[0-9a-z]{26}$/);
-      expect(document).toMatchObject({
-        entity: 'kyc_document',
-        merchant_id: mid,
-        document_type: 'address_proof',
-        status: 'uploaded',
-        file_name: `proof.${kind}`,
-        mime_type: mime,
-        size: content.length,
-        sha256: sha256(content),
-      });
-      const [row] = await harness().container.db.query<{ storage_name: string }>(
-        'SELECT storage_name FROM kyc_documents WHERE id = $1',
-        [document.id],
-      );
-      expect(row!.storage_name).toMatch(/^[0-9a-f]{32}$/);
-      const stored = fs.readFileSync(harness().container.services.documents.pathOf(row!.storage_name));
-      expect(sha256(stored)).toBe(document.sha256);
-      expect(path.dirname(harness().container.services.documents.pathOf(row!.storage_name))).toBe(
-        path.join(DATA_DIR, 'documents'),
-      );
-    });
+    ] as const)(
+      'accepts a %s, stores it under a random name and keeps its SHA-256',
+      async (kind, content, mime) => {
+        const response = await uploadDocument(harness(), partner, mid, 'address_proof', {
+          content,
+          filename: `proof.${kind}`,
+          // The declared type is deliberately wrong: only the bytes count.
+          contentType: 'text/plain',
+        });
+        expect(response.statusCode).toBe(200);
+        const document = response.json().data;
+        expect(document.id).toMatch(/^doc_[0-9a-z]{26}$/);
+        expect(document).toMatchObject({
+          entity: 'kyc_document',
+          merchant_id: mid,
+          document_type: 'address_proof',
+          status: 'uploaded',
+          file_name: `proof.${kind}`,
+          mime_type: mime,
+          size: content.length,
+          sha256: sha256(content),
+        });
+        const [row] = await harness().container.db.query<{ storage_name: string }>(
+          'SELECT storage_name FROM kyc_documents WHERE id = $1',
+          [document.id],
+        );
+        expect(row!.storage_name).toMatch(/^[0-9a-f]{32}$/);
+        const stored = fs.readFileSync(harness().container.services.documents.pathOf(row!.storage_name));
+        expect(sha256(stored)).toBe(document.sha256);
+        expect(path.dirname(harness().container.services.documents.pathOf(row!.storage_name))).toBe(
+          path.join(DATA_DIR, 'documents'),
+        );
+      },
+    );
 
     it('lists documents as metadata only, newest first', async () => {
       const response = await harness().request('GET', `/v1/api-portal/merchants/${mid}/kyc-documents/`, {
@@ -227,4 +230,3 @@ describeEachDatabase(
   },
   { KOSH_DATA_DIR: DATA_DIR, KOSH_KYC_MAX_FILE_BYTES: String(LIMIT) },
 );
-

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { basicAuth, describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
 import { BANK, merchantBody, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
@@ -23,7 +23,12 @@ async function eventsOf(harness: Harness, partnerId: string, merchantId: string)
 }
 
 /** Everything a merchant must provide, in the order a partner would send it. */
-async function completeRequirements(harness: Harness, partner: TestAccount, mid: string, documents: string[]) {
+async function completeRequirements(
+  harness: Harness,
+  partner: TestAccount,
+  mid: string,
+  documents: string[],
+) {
   const bank = await harness.request('POST', `${BASE}/merchants/bank-details/${mid}/`, {
     auth: partner,
     json: BANK,
@@ -92,9 +97,9 @@ describeEachDatabase(
       expect(documents.map((document: { status: string }) => document.status)).toEqual(
         Array(4).fill('verified'),
       );
-      const vpas = (await harness().request('GET', `${BASE}/merchants/${merchant.id}/vpas/`, { auth: partner }))
-        .json()
-        .data;
+      const vpas = (
+        await harness().request('GET', `${BASE}/merchants/${merchant.id}/vpas/`, { auth: partner })
+      ).json().data;
       expect(vpas.map((item: { status: string }) => item.status)).toEqual(['active']);
 
       const keys = await harness().request('POST', `${BASE}/merchants/${merchant.id}/keys/`, {
@@ -179,9 +184,9 @@ describeEachDatabase(
       expect(suspended.status).toBe('suspended');
       const blocked = await harness().request('GET', '/v1/payments/methods/', { auth });
       expect(blocked.statusCode).toBe(403);
-      const vpas = (await harness().request('GET', `${BASE}/merchants/${merchant.id}/vpas/`, { auth: partner }))
-        .json()
-        .data;
+      const vpas = (
+        await harness().request('GET', `${BASE}/merchants/${merchant.id}/vpas/`, { auth: partner })
+      ).json().data;
       expect(vpas[0].status).toBe('suspended');
       const again = harness().container.services.merchants.operate(merchant.id, 'suspend');
       await expect(again).rejects.toMatchObject({ code: 'state_conflict' });
@@ -207,7 +212,9 @@ describeEachDatabase(
 
 describe('onboarding state machine data', () => {
   it('lets each action leave only the statuses it names', async () => {
-    const { MERCHANT_TRANSITIONS, canTransition } = await import('../../src/modules/merchants/transitions.js');
+    const { MERCHANT_TRANSITIONS, canTransition } = await import(
+      '../../src/modules/merchants/transitions.js'
+    );
     const statuses = ['created', 'under_review', 'needs_clarification', 'activated', 'suspended'] as const;
     const table = Object.fromEntries(
       Object.keys(MERCHANT_TRANSITIONS).map((action) => [

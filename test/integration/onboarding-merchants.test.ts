@@ -131,9 +131,19 @@ describeEachDatabase('api-portal merchants', (harness) => {
       ['website not https', { website: 'http://kiranakart.in' }, 'invalid_field', 'website'],
       ['website not a URL', { website: 'kiranakart' }, 'invalid_field', 'website'],
       ['address missing', { address: undefined }, 'missing_field', 'address'],
-      ['address.line1 missing', { address: { ...address, line1: undefined } }, 'missing_field', 'address.line1'],
+      [
+        'address.line1 missing',
+        { address: { ...address, line1: undefined } },
+        'missing_field',
+        'address.line1',
+      ],
       ['address.city empty', { address: { ...address, city: '' } }, 'invalid_field', 'address.city'],
-      ['address.state missing', { address: { ...address, state: undefined } }, 'missing_field', 'address.state'],
+      [
+        'address.state missing',
+        { address: { ...address, state: undefined } },
+        'missing_field',
+        'address.state',
+      ],
       [
         'address.postal_code 5 digits',
         { address: { ...address, postal_code: '56000' } },
@@ -146,7 +156,12 @@ describeEachDatabase('api-portal merchants', (harness) => {
         'invalid_field',
         'address.postal_code',
       ],
-      ['address.country not IN', { address: { ...address, country: 'US' } }, 'invalid_field', 'address.country'],
+      [
+        'address.country not IN',
+        { address: { ...address, country: 'US' } },
+        'invalid_field',
+        'address.country',
+      ],
       ['address with an unknown key', { address: { ...address, zip: '1' } }, 'unknown_field', 'address.zip'],
       ['pan malformed', { pan: 'AABC1234L' }, 'invalid_field', 'pan'],
       ['pan lowercase', { pan: 'aabck1234l' }, 'invalid_field', 'pan'],
@@ -189,7 +204,9 @@ describeEachDatabase('api-portal merchants', (harness) => {
       expect(first.data.map((m: { id: string }) => m.id)).toEqual([ids[2], ids[1]]);
       expect(first.has_more).toBe(true);
       const second = (
-        await harness().request('GET', `${BASE}/merchants/?limit=2&cursor=${first.next_cursor}`, { auth: own })
+        await harness().request('GET', `${BASE}/merchants/?limit=2&cursor=${first.next_cursor}`, {
+          auth: own,
+        })
       ).json();
       expect(second.data.map((m: { id: string }) => m.id)).toEqual([ids[0]]);
       expect(second.has_more).toBe(false);
@@ -241,7 +258,10 @@ describeEachDatabase('api-portal merchants', (harness) => {
       });
       expect(failed.statusCode).toBe(200);
       const data = failed.json().data;
-      expect(data.bank_account).toMatchObject({ status: 'failed', failure_reason: 'beneficiary_name_mismatch' });
+      expect(data.bank_account).toMatchObject({
+        status: 'failed',
+        failure_reason: 'beneficiary_name_mismatch',
+      });
       expect(data.requirements.currently_due).toContain('bank_details');
       expect(data.requirements.errors).toEqual([
         expect.objectContaining({ requirement: 'bank_details', code: 'beneficiary_name_mismatch' }),

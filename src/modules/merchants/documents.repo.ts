@@ -22,7 +22,11 @@ export function createDocumentsRepo() {
   return {
     async insert(
       tx: Queryable,
-      document: Omit<DocumentRow, 'status' | 'created_at'> & { partnerId: string; mode: Mode; createdAt: Date },
+      document: Omit<DocumentRow, 'status' | 'created_at'> & {
+        partnerId: string;
+        mode: Mode;
+        createdAt: Date;
+      },
     ): Promise<DocumentRow> {
       const [row] = await tx.query<DocumentRow>(
         `INSERT INTO kyc_documents (id, account_id, partner_id, mode, document_type, status, file_name, mime_type,

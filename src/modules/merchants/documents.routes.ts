@@ -43,7 +43,11 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Up
         if (part.type === 'file') part.file.resume();
         const name = part.fieldname;
         if (SERVER_OWNED_FIELDS.has(name)) {
-          throw new KoshError('server_owned_field', `The field '${name}' is set by Kosh and cannot be sent.`, name);
+          throw new KoshError(
+            'server_owned_field',
+            `The field '${name}' is set by Kosh and cannot be sent.`,
+            name,
+          );
         }
         throw new KoshError('unknown_field', `Unknown part '${name}'; send document_type and file.`, name);
       }
@@ -51,7 +55,11 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Up
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') {
-      throw new KoshError('body_too_large', `The file is larger than the limit of ${maxBytes} bytes.`, 'file');
+      throw new KoshError(
+        'body_too_large',
+        `The file is larger than the limit of ${maxBytes} bytes.`,
+        'file',
+      );
     }
     if (code === 'FST_FILES_LIMIT') throw new KoshError('invalid_file', 'Send exactly one file.', 'file');
     if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
@@ -94,7 +102,10 @@ export async function registerDocumentRoutes(app: App, documents: DocumentsServi
       async (request) => {
         const upload = await readUpload(request, maxBytes);
         const { mid } = request.params as { mid: string };
-        return { data: await documents.upload(principalOf(request), mid, upload), message: 'Document received.' };
+        return {
+          data: await documents.upload(principalOf(request), mid, upload),
+          message: 'Document received.',
+        };
       },
     );
   });

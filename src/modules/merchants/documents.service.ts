@@ -75,7 +75,8 @@ export function createDocumentsService(deps: {
         'document_type',
       );
     }
-    if (content === undefined) throw new KoshError('missing_field', "The file part 'file' is required.", 'file');
+    if (content === undefined)
+      throw new KoshError('missing_field', "The file part 'file' is required.", 'file');
     const nameProblem = fileNameProblem(upload.fileName);
     if (nameProblem) throw new KoshError('invalid_file', `The file name ${nameProblem}.`, 'file');
     if (content.length === 0) throw new KoshError('invalid_file', 'The file is empty.', 'file');

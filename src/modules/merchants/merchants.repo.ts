@@ -73,7 +73,9 @@ export function createMerchantsRepo() {
 
     async insertProfile(
       tx: Queryable,
-      profile: Omit<ProfileRow, 'status' | 'display_name' | 'activated_at' | 'created_at'> & { createdAt: Date },
+      profile: Omit<ProfileRow, 'status' | 'display_name' | 'activated_at' | 'created_at'> & {
+        createdAt: Date;
+      },
     ): Promise<void> {
       await tx.query(
         `INSERT INTO merchant_profiles (account_id, partner_id, mode, legal_name, email, contact, business_type,
@@ -114,7 +116,11 @@ export function createMerchantsRepo() {
     },
 
     /** Operator commands act on any merchant. */
-    async findProfileById(db: Queryable, merchantId: string, forUpdate = false): Promise<ProfileRow | undefined> {
+    async findProfileById(
+      db: Queryable,
+      merchantId: string,
+      forUpdate = false,
+    ): Promise<ProfileRow | undefined> {
       const [row] = await db.query<ProfileRow>(
         `${PROFILE_SELECT} WHERE p.account_id = $1${forUpdate ? ' FOR UPDATE OF p' : ''}`,
         [merchantId],
@@ -122,7 +128,12 @@ export function createMerchantsRepo() {
       return row;
     },
 
-    async listProfiles(db: Queryable, partnerId: string, mode: Mode, page: PageRequest): Promise<ProfileRow[]> {
+    async listProfiles(
+      db: Queryable,
+      partnerId: string,
+      mode: Mode,
+      page: PageRequest,
+    ): Promise<ProfileRow[]> {
       return db.query<ProfileRow>(
         `${PROFILE_SELECT} WHERE p.partner_id = $1 AND p.mode = $2 AND ($3::text IS NULL OR p.account_id < $3)
           ORDER BY p.account_id DESC LIMIT $4`,

@@ -148,7 +148,10 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
     },
     async (request) => {
       const methods = await merchants.updateMethods(principalOf(request), request.params.mid, request.body);
-      return { data: { netbanking: methods.netbanking, wallet: methods.wallet }, message: 'Methods updated.' };
+      return {
+        data: { netbanking: methods.netbanking, wallet: methods.wallet },
+        message: 'Methods updated.',
+      };
     },
   );
 }

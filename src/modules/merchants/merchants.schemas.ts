@@ -20,7 +20,11 @@ export type Address = Static<typeof Address>;
 
 export const CreateMerchantBody = Type.Object(
   {
-    legal_name: Type.String({ minLength: 2, maxLength: 200, description: 'Name as registered (on the PAN).' }),
+    legal_name: Type.String({
+      minLength: 2,
+      maxLength: 200,
+      description: 'Name as registered (on the PAN).',
+    }),
     display_name: Type.String({
       minLength: 2,
       maxLength: 100,

@@ -115,7 +115,9 @@ export function createMerchantsService(deps: {
       if (!(await repos.merchants.categoryExists(db, input.business_category))) {
         throw invalid('business_category', `'${input.business_category}' is not a business category code.`);
       }
-      if (!(await repos.merchants.subcategoryExists(db, input.business_category, input.business_subcategory))) {
+      if (
+        !(await repos.merchants.subcategoryExists(db, input.business_category, input.business_subcategory))
+      ) {
         throw invalid(
           'business_subcategory',
           `'${input.business_subcategory}' is not a subcategory of '${input.business_category}'.`,
@@ -171,7 +173,11 @@ export function createMerchantsService(deps: {
      * Bank details can be (re)submitted until the merchant goes to review. Test mode simulates the
      * penny drop; live mode leaves the account pending until the operator's review.
      */
-    async setBankDetails(principal: Principal, merchantId: string, input: BankDetailsBody): Promise<Merchant> {
+    async setBankDetails(
+      principal: Principal,
+      merchantId: string,
+      input: BankDetailsBody,
+    ): Promise<Merchant> {
       const bankCode = input.ifsc.slice(0, 4);
       const bankName = IFSC_BANKS[bankCode];
       if (!bankName) throw invalid('ifsc', `The IFSC bank code '${bankCode}' is not a bank Kosh settles to.`);
@@ -204,7 +210,11 @@ export function createMerchantsService(deps: {
     },
 
     /** Keys for the merchant, shown once. Live keys only once activated, never for a test-mode merchant. */
-    async issueKey(principal: Principal, merchantId: string, mode: Mode): Promise<Omit<Credentials, 'account_id'>> {
+    async issueKey(
+      principal: Principal,
+      merchantId: string,
+      mode: Mode,
+    ): Promise<Omit<Credentials, 'account_id'>> {
       return db.transaction(async (tx) => {
         const profile = await owned(tx, principal, merchantId);
         if (mode === 'live' && profile.mode === 'test') {
@@ -219,9 +229,16 @@ export function createMerchantsService(deps: {
     },
 
     /** Enables or disables the merchant's banks and wallets in the mode it was onboarded in. */
-    async updateMethods(principal: Principal, merchantId: string, input: MethodsBody): Promise<MethodsConfig> {
+    async updateMethods(
+      principal: Principal,
+      merchantId: string,
+      input: MethodsBody,
+    ): Promise<MethodsConfig> {
       if (input.netbanking === undefined && input.wallet === undefined) {
-        throw new KoshError('invalid_body', 'Send netbanking and/or wallet, each an object of code → true|false.');
+        throw new KoshError(
+          'invalid_body',
+          'Send netbanking and/or wallet, each an object of code → true|false.',
+        );
       }
       return db.transaction(async (tx) => {
         const profile = await owned(tx, principal, merchantId);

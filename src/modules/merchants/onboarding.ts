@@ -49,7 +49,12 @@ export function createOnboarding(deps: {
 
   async function record(tx: Queryable, profile: ProfileRow, type: `merchant.${string}`): Promise<Merchant> {
     const view = await merchantView(tx, repos, profile);
-    await events.record(tx, { accountId: profile.partner_id, mode: profile.mode, type, data: { merchant: view } });
+    await events.record(tx, {
+      accountId: profile.partner_id,
+      mode: profile.mode,
+      type,
+      data: { merchant: view },
+    });
     return view;
   }
 

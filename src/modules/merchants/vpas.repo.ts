@@ -24,7 +24,16 @@ export function createVpasRepo() {
       const [row] = await db.query<VpaRow>(
         `INSERT INTO merchant_vpas (id, account_id, partner_id, mode, address, descriptor, status, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING ${COLUMNS}`,
-        [vpa.id, vpa.account_id, vpa.partnerId, vpa.mode, vpa.address, vpa.descriptor, vpa.status, vpa.createdAt],
+        [
+          vpa.id,
+          vpa.account_id,
+          vpa.partnerId,
+          vpa.mode,
+          vpa.address,
+          vpa.descriptor,
+          vpa.status,
+          vpa.createdAt,
+        ],
       );
       return row!;
     },
