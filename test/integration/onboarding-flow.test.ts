@@ -201,6 +201,7 @@ describeEachDatabase(
     it('writes no full account number and no secret to any log line', () => {
       const logs = harness().logs();
       expect(logs.length).toBeGreaterThan(0);
+      expect(logs).toContain('"bank_account":"XXXXXXXX7890"');
       expect(logs).not.toContain(BANK.account_number);
       for (const secret of secrets) expect(logs).not.toContain(secret);
       expect(logs.toLowerCase()).not.toContain('authorization": "basic');

@@ -25,5 +25,8 @@ describeEachDatabase('api-portal in the OpenAPI document', (harness) => {
     }
     const upload = document.paths['/v1/api-portal/merchants/kyc-document/{mid}/'].post;
     expect(upload.responses['413']).toBeDefined();
+    const parts = upload.requestBody.content['multipart/form-data'].schema.properties;
+    expect(parts.file).toMatchObject({ type: 'string', format: 'binary' });
+    expect(parts.document_type.enum).toContain('gst_certificate');
   });
 });

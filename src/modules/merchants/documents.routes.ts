@@ -23,6 +23,24 @@ const KycDocument = Type.Object({
   created_at: Type.Integer(),
 });
 
+/**
+ * Documents the multipart body in OpenAPI. The parts are read from the stream by `readUpload`, not
+ * by the validator: with no `type`, this schema accepts the (absent) parsed body as it is.
+ */
+const UploadBody = {
+  content: {
+    'multipart/form-data': {
+      schema: {
+        properties: {
+          document_type: { type: 'string', enum: [...DOCUMENT_TYPES] },
+          file: { type: 'string', format: 'binary', description: 'PDF, PNG or JPEG' },
+        },
+        required: ['document_type', 'file'],
+      },
+    },
+  },
+};
+
 /** Reads the two parts, `document_type` and `file`; any other part is refused by name. */
 async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Upload> {
   if (!request.isMultipart()) {
@@ -93,6 +111,7 @@ export async function registerDocumentRoutes(app: App, documents: DocumentsServi
           description: `multipart/form-data with \`document_type\` (${DOCUMENT_TYPES.join(', ')}) and \`file\`. Only PDF, PNG and JPEG, decided from the content; at most ${maxBytes} bytes. The file name is kept as metadata only.`,
           consumes: ['multipart/form-data'],
           params: MidParams,
+          body: UploadBody,
           response: {
             200: Type.Object({ data: KycDocument, message: Type.String() }),
             ...errorResponses(400, 403, 404, 409, 413, 415),
@@ -102,10 +121,12 @@ export async function registerDocumentRoutes(app: App, documents: DocumentsServi
       async (request) => {
         const upload = await readUpload(request, maxBytes);
         const { mid } = request.params as { mid: string };
-        return {
-          data: await documents.upload(principalOf(request), mid, upload),
-          message: 'Document received.',
-        };
+        const document = await documents.upload(principalOf(request), mid, upload);
+        request.log.info(
+          { merchant_id: mid, document_id: document.id, sha256: document.sha256, size: document.size },
+          'KYC document stored',
+        );
+        return { data: document, message: 'Document received.' };
       },
     );
   });

@@ -99,10 +99,19 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
         response: { 200: resource(Merchant), ...errorResponses(400, 403, 404, 409, 415) },
       },
     },
-    async (request) => ({
-      data: await merchants.setBankDetails(principalOf(request), request.params.mid, request.body),
-      message: 'Bank details saved.',
-    }),
+    async (request) => {
+      const merchant = await merchants.setBankDetails(principalOf(request), request.params.mid, request.body);
+      // Operators need to see what happened; the masked number is all a log line may carry.
+      request.log.info(
+        {
+          merchant_id: merchant.id,
+          bank_account: merchant.bank_account?.account_number,
+          verification: merchant.bank_account?.status,
+        },
+        'bank details submitted',
+      );
+      return { data: merchant, message: 'Bank details saved.' };
+    },
   );
 
   app.post(
