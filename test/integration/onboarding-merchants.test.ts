@@ -303,6 +303,22 @@ describeEachDatabase('api-portal merchants', (harness) => {
     });
   });
 
+  describe('POST merchants/<mid>/keys', () => {
+    it.each([
+      ['mode missing', {}, 'missing_field', 'mode'],
+      ['mode unknown', { mode: 'prod' }, 'invalid_field', 'mode'],
+      ['a server-owned account_id', { mode: 'test', account_id: 'mid_x' }, 'server_owned_field', 'account_id'],
+    ])('refuses %s', async (_name, body, code, field) => {
+      const created = await createMerchant(proprietorBody());
+      const response = await harness().request('POST', `${BASE}/merchants/${created.id}/keys/`, {
+        auth: partner,
+        json: body,
+      });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toMatchObject({ code, field });
+    });
+  });
+
   describe('PATCH merchants/<mid>/methods', () => {
     it('disables and re-enables banks and wallets, reflected by GET /v1/payments/methods/', async () => {
       const created = await createMerchant(proprietorBody());
