@@ -89,6 +89,8 @@ CREATE TABLE merchant_profiles (
   address jsonb NOT NULL,
   pan text NOT NULL,
   gstin text,
+  -- What the reviewer asked for when moving the merchant to needs_clarification.
+  review_note text,
   activated_at timestamptz,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),

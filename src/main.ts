@@ -19,6 +19,7 @@ Commands:
   merchant create --name NAME [--partner ID]
                                          create a merchant with a test key
   merchant activate MID                  activate a merchant after review (enables live keys)
+  merchant clarify MID --reason TEXT     ask a merchant under review for more (needs_clarification)
   merchant suspend MID                   suspend a merchant (its keys stop working)
   partner create --name NAME             create a partner with a test key
   keys create --account ID --mode test|live
@@ -42,6 +43,7 @@ function parse(argv: string[]) {
       workers: { type: 'string' },
       name: { type: 'string' },
       partner: { type: 'string' },
+      reason: { type: 'string' },
       account: { type: 'string' },
       mode: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -126,8 +128,9 @@ async function admin(
         partnerId: values.partner ?? null,
       });
       output = { ...credentials, status: account.status };
-    } else if (command === 'merchant' && (sub === 'activate' || sub === 'suspend')) {
-      const merchant = await container.services.merchants.operate(required(target, 'MID'), sub);
+    } else if (command === 'merchant' && (sub === 'activate' || sub === 'suspend' || sub === 'clarify')) {
+      const reason = sub === 'clarify' ? required(values.reason, '--reason') : undefined;
+      const merchant = await container.services.merchants.operate(required(target, 'MID'), sub, reason);
       output = { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
     } else if (command === 'partner' && sub === 'create') {
       const { account, credentials } = await accounts.createAccountWithTestKey({

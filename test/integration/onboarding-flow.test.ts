@@ -198,6 +198,47 @@ describeEachDatabase(
       expect(types.slice(-2)).toEqual(['merchant.suspended', 'merchant.activated']);
     });
 
+    it('asks a merchant under review for clarification, then returns it to review on the next upload', async () => {
+      const partner = await harness().liveKey(await harness().partner('Clarifier'));
+      const merchant = (
+        await harness().request('POST', `${BASE}/merchants/`, { auth: partner, json: proprietorBody() })
+      ).json().data;
+      secrets.push(merchant.credentials.secret_key);
+      harness().clock.advance(1_000);
+      await completeRequirements(harness(), partner, merchant.id, ['pan', 'address_proof']);
+      const operate = harness().container.services.merchants.operate;
+      await expect(operate(merchant.id, 'clarify', '  ')).rejects.toMatchObject({ code: 'missing_field' });
+
+      harness().clock.advance(1_000);
+      const asked = await operate(merchant.id, 'clarify', 'The address proof is older than three months.');
+      expect(asked.status).toBe('needs_clarification');
+      const seen = (
+        await harness().request('GET', `${BASE}/merchants/${merchant.id}/`, { auth: partner })
+      ).json().data;
+      expect(seen.requirements.errors).toEqual([
+        {
+          requirement: 'review',
+          code: 'needs_clarification',
+          reason: 'The address proof is older than three months.',
+        },
+      ]);
+
+      harness().clock.advance(1_000);
+      expect((await uploadDocument(harness(), partner, merchant.id, 'address_proof')).statusCode).toBe(200);
+      const back = (
+        await harness().request('GET', `${BASE}/merchants/${merchant.id}/`, { auth: partner })
+      ).json().data;
+      expect(back.status).toBe('under_review');
+      expect(back.requirements.errors).toEqual([]);
+      const types = (await eventsOf(harness(), partner.id, merchant.id)).map((event) => event.type);
+      expect(types).toEqual([
+        'merchant.created',
+        'merchant.under_review',
+        'merchant.needs_clarification',
+        'merchant.under_review',
+      ]);
+    });
+
     it('writes no full account number and no secret to any log line', () => {
       const logs = harness().logs();
       expect(logs.length).toBeGreaterThan(0);

@@ -307,7 +307,12 @@ describeEachDatabase('api-portal merchants', (harness) => {
     it.each([
       ['mode missing', {}, 'missing_field', 'mode'],
       ['mode unknown', { mode: 'prod' }, 'invalid_field', 'mode'],
-      ['a server-owned account_id', { mode: 'test', account_id: 'mid_x' }, 'server_owned_field', 'account_id'],
+      [
+        'a server-owned account_id',
+        { mode: 'test', account_id: 'mid_x' },
+        'server_owned_field',
+        'account_id',
+      ],
     ])('refuses %s', async (_name, body, code, field) => {
       const created = await createMerchant(proprietorBody());
       const response = await harness().request('POST', `${BASE}/merchants/${created.id}/keys/`, {

@@ -62,6 +62,7 @@ export async function merchantViews(
       gstin: profile.gstin,
       bank_account: bank ? toBankAccount(bank) : null,
       requirements: computeRequirements({
+        reviewNote: profile.status === 'needs_clarification' ? profile.review_note : null,
         businessType: profile.business_type,
         hasGstin: profile.gstin !== null,
         bankStatus: bank?.status,

@@ -20,6 +20,7 @@ export interface ProfileRow {
   address: Record<string, string>;
   pan: string;
   gstin: string | null;
+  review_note: string | null;
   activated_at: Date | null;
   created_at: Date;
 }
@@ -44,7 +45,7 @@ export interface CategoryRow {
 /** The profile joined with its account: the status lives on `accounts`, the name too. */
 const PROFILE_SELECT = `SELECT p.account_id, p.partner_id, p.mode, a.status, a.name AS display_name, p.legal_name,
        p.email, p.contact, p.business_type, p.business_category, p.business_subcategory, p.website,
-       p.address, p.pan, p.gstin, p.activated_at, p.created_at
+       p.address, p.pan, p.gstin, p.review_note, p.activated_at, p.created_at
   FROM merchant_profiles p JOIN accounts a ON a.id = p.account_id`;
 
 export function createMerchantsRepo() {
@@ -73,7 +74,7 @@ export function createMerchantsRepo() {
 
     async insertProfile(
       tx: Queryable,
-      profile: Omit<ProfileRow, 'status' | 'display_name' | 'activated_at' | 'created_at'> & {
+      profile: Omit<ProfileRow, 'status' | 'display_name' | 'review_note' | 'activated_at' | 'created_at'> & {
         createdAt: Date;
       },
     ): Promise<void> {
@@ -139,6 +140,14 @@ export function createMerchantsRepo() {
           ORDER BY p.account_id DESC LIMIT $4`,
         [partnerId, mode, page.cursor ?? null, page.limit + 1],
       );
+    },
+
+    async setReviewNote(tx: Queryable, merchantId: string, note: string | null, at: Date): Promise<void> {
+      await tx.query('UPDATE merchant_profiles SET review_note = $2, updated_at = $3 WHERE account_id = $1', [
+        merchantId,
+        note,
+        at,
+      ]);
     },
 
     async markActivated(tx: Queryable, merchantId: string, at: Date): Promise<void> {

@@ -250,8 +250,15 @@ export function createMerchantsService(deps: {
       });
     },
 
-    /** Operator decisions (the `kosh merchant activate|suspend` commands): any merchant, by id. */
-    async operate(merchantId: string, action: 'activate' | 'suspend'): Promise<Merchant> {
+    /** Operator decisions (the `kosh merchant activate|clarify|suspend` commands): any merchant, by id. */
+    async operate(
+      merchantId: string,
+      action: 'activate' | 'clarify' | 'suspend',
+      note?: string,
+    ): Promise<Merchant> {
+      if (action === 'clarify' && !note?.trim()) {
+        throw new KoshError('missing_field', 'Say what the merchant must clarify (--reason).', 'reason');
+      }
       return db.transaction(async (tx) => {
         const profile = await repos.merchants.findProfileById(tx, merchantId, true);
         if (!profile) throw notFound('merchant', merchantId);
@@ -262,7 +269,7 @@ export function createMerchantsService(deps: {
             `The merchant ${merchantId} is not ready for activation; still due: ${due.join(', ')}.`,
           );
         }
-        const updated: ProfileRow = await onboarding.transition(tx, profile, action);
+        const updated: ProfileRow = await onboarding.transition(tx, profile, action, note?.trim());
         return merchantView(tx, repos, updated);
       });
     },

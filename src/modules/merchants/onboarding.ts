@@ -23,7 +23,12 @@ export function createOnboarding(deps: {
 }) {
   const { accounts, events, clock, repos } = deps;
 
-  async function transition(tx: Queryable, profile: ProfileRow, action: MerchantAction): Promise<ProfileRow> {
+  async function transition(
+    tx: Queryable,
+    profile: ProfileRow,
+    action: MerchantAction,
+    note?: string,
+  ): Promise<ProfileRow> {
     const rule = MERCHANT_TRANSITIONS[action];
     if (!canTransition(action, profile.status)) {
       throw new KoshError(
@@ -33,6 +38,11 @@ export function createOnboarding(deps: {
     }
     await accounts.transitionStatus(tx, profile.account_id, profile.status, rule.to);
     const now = clock.now();
+    // The reviewer's question stands until the merchant goes back to review.
+    if (action === 'clarify') await repos.merchants.setReviewNote(tx, profile.account_id, note ?? null, now);
+    if (action === 'submit' || action === 'activate') {
+      await repos.merchants.setReviewNote(tx, profile.account_id, null, now);
+    }
     if (rule.to === 'activated') {
       await repos.merchants.markActivated(tx, profile.account_id, now);
       await repos.merchants.verifyPendingBankAccount(tx, profile.account_id, now);

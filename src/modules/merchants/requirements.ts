@@ -58,9 +58,14 @@ export function computeRequirements(input: {
   /** Document types with at least one document that is not rejected. */
   documentTypes: ReadonlySet<string>;
   rejectedTypes: ReadonlySet<string>;
+  /** The reviewer's question while the merchant needs clarification. */
+  reviewNote: string | null;
 }): Requirements {
   const due: string[] = [];
   const errors: RequirementError[] = [];
+  if (input.reviewNote !== null) {
+    errors.push({ requirement: 'review', code: 'needs_clarification', reason: input.reviewNote });
+  }
   if (input.bankStatus === undefined || input.bankStatus === 'failed') due.push('bank_details');
   if (input.bankStatus === 'failed') {
     errors.push({

@@ -1,9 +1,9 @@
 import type { AccountStatus } from '../accounts/accounts.repo.js';
 
 /**
- * Every onboarding status change, as data. `submit` happens by itself once nothing is due;
- * `activate` and `suspend` are operator decisions (automatic in test mode for `activate`);
- * `clarify` is reserved for a reviewer asking for more and has no caller yet.
+ * Every onboarding status change, as data. `submit` happens by itself once nothing is due (and
+ * again after a clarification, at the partner's next submission); `activate`, `clarify` and
+ * `suspend` are operator decisions (`activate` is automatic in test mode).
  */
 export const MERCHANT_TRANSITIONS = {
   submit: { from: ['created', 'needs_clarification'], to: 'under_review' },
