@@ -19,6 +19,7 @@ describe('kosh merchant activate|clarify|suspend', () => {
   });
   afterAll(async () => {
     await harness?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   async function kosh(...args: string[]) {

@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { FILES, multipart, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
 const DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-documents-'));
+afterAll(() => fs.rmSync(DATA_DIR, { recursive: true, force: true }));
 const LIMIT = 64 * 1024;
 
 function sha256(content: Buffer): string {

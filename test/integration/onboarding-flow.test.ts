@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { basicAuth, describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
 import { BANK, merchantBody, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
 const BASE = '/v1/api-portal';
 const DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-onboarding-'));
+afterAll(() => fs.rmSync(DATA_DIR, { recursive: true, force: true }));
 
 interface EventRow {
   type: string;
