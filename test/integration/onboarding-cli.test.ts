@@ -13,7 +13,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 /** The operator commands, run as a separate `kosh` process against the same PostgreSQL database. */
 describe('kosh merchant activate|clarify|suspend', () => {
   let harness: Harness;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-cli-'));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-onboarding-cli-'));
   beforeAll(async () => {
     harness = await createHarness('postgres', { KOSH_DATA_DIR: dataDir });
   });

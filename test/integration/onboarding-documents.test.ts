@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { FILES, multipart, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
-const DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-documents-'));
+const DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-onboarding-documents-'));
 afterAll(() => fs.rmSync(DATA_DIR, { recursive: true, force: true }));
 const LIMIT = 64 * 1024;
 

@@ -6,7 +6,7 @@ import { basicAuth, describeEachDatabase, type Harness, type TestAccount } from 
 import { BANK, merchantBody, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
 const BASE = '/v1/api-portal';
-const DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-onboarding-'));
+const DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-onboarding-flow-'));
 afterAll(() => fs.rmSync(DATA_DIR, { recursive: true, force: true }));
 
 interface EventRow {
