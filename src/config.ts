@@ -21,6 +21,10 @@ export interface Config {
   paymentExpirySeconds: number;
   sandboxBootstrap: boolean;
   workers: number;
+  /** Largest KYC document accepted by the api-portal upload, in bytes. */
+  kycMaxFileBytes: number;
+  /** The PSP handle after `@` in the VPAs Kosh generates for merchants. */
+  vpaHandle: string;
   webhooks: WebhookSettings;
 }
 
@@ -151,6 +155,14 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     amountLimits[currency.code] = { minAmount, maxAmount };
   }
 
+  const vpaHandle = merged.KOSH_VPA_HANDLE || 'kosh';
+  if (!/^[a-z][a-z0-9]{2,31}$/.test(vpaHandle)) {
+    throw new ConfigError(
+      'KOSH_VPA_HANDLE',
+      `expected 3 to 32 lowercase letters and digits, got '${vpaHandle}'.`,
+    );
+  }
+
   return {
     port,
     host,
@@ -170,5 +182,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers: integer(merged, 'KOSH_WORKERS', 1, 1, 256),
     webhooks: webhookSettings(merged),
+    kycMaxFileBytes: integer(merged, 'KOSH_KYC_MAX_FILE_BYTES', 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+    vpaHandle,
   };
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createConnectorRegistry } from './connectors/connector.js';
@@ -14,6 +15,13 @@ import { createAccountsService } from './modules/accounts/accounts.service.js';
 import { newPepper } from './modules/accounts/credentials.js';
 import { createEventsRepo } from './modules/events/events.repo.js';
 import { createEventsService } from './modules/events/events.service.js';
+import { createDocumentsRepo } from './modules/merchants/documents.repo.js';
+import { createDocumentsService } from './modules/merchants/documents.service.js';
+import { createMerchantsRepo } from './modules/merchants/merchants.repo.js';
+import { createMerchantsService } from './modules/merchants/merchants.service.js';
+import { createOnboarding } from './modules/merchants/onboarding.js';
+import { createVpasRepo } from './modules/merchants/vpas.repo.js';
+import { createVpasService } from './modules/merchants/vpas.service.js';
 import { createMethodsService } from './modules/methods/methods.service.js';
 import { createOrdersRepo } from './modules/orders/orders.repo.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
@@ -137,6 +145,38 @@ export async function createContainer(config: Config, options: ContainerOptions 
       ...config.webhooks,
     });
 
+    const merchantRepos = {
+      merchants: createMerchantsRepo(),
+      documents: createDocumentsRepo(),
+      vpas: createVpasRepo(),
+    };
+    const onboarding = createOnboarding({ accounts, events, clock, repos: merchantRepos });
+    const merchants = createMerchantsService({
+      db,
+      clock,
+      accounts,
+      methods,
+      onboarding,
+      repos: merchantRepos,
+    });
+    const documents = createDocumentsService({
+      db,
+      clock,
+      ids,
+      directory: path.join(config.dataDir, 'documents'),
+      merchants,
+      onboarding,
+      repo: merchantRepos.documents,
+    });
+    const vpas = createVpasService({
+      db,
+      clock,
+      ids,
+      handle: config.vpaHandle,
+      merchants,
+      repo: merchantRepos.vpas,
+    });
+
     return {
       config,
       db,
@@ -145,7 +185,19 @@ export async function createContainer(config: Config, options: ContainerOptions 
       ids,
       resolver,
       webhookDelivery,
-      services: { accounts, methods, orders, events, payments, paymentStates, authentication, webhooks },
+      services: {
+        accounts,
+        methods,
+        orders,
+        events,
+        payments,
+        paymentStates,
+        authentication,
+        webhooks,
+        merchants,
+        documents,
+        vpas,
+      },
       jobs: { paymentExpiry },
       async close() {
         await db.close();

@@ -23,6 +23,9 @@ Commands:
   migrate                                apply pending database migrations and exit
   merchant create --name NAME [--partner ID]
                                          create a merchant with a test key
+  merchant activate MID                  activate a merchant after review (enables live keys)
+  merchant clarify MID --reason TEXT     ask a merchant under review for more (needs_clarification)
+  merchant suspend MID                   suspend a merchant (its keys stop working)
   partner create --name NAME             create a partner with a test key
   keys create --account ID --mode test|live
                                          issue a key (live keys need an activated account)
@@ -45,6 +48,7 @@ function parse(argv: string[]) {
       workers: { type: 'string' },
       name: { type: 'string' },
       partner: { type: 'string' },
+      reason: { type: 'string' },
       account: { type: 'string' },
       mode: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -160,7 +164,12 @@ async function listen(values: Parsed['values']): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-async function admin(command: string, sub: string | undefined, values: Parsed['values']): Promise<void> {
+async function admin(
+  command: string,
+  sub: string | undefined,
+  values: Parsed['values'],
+  target: string | undefined,
+): Promise<void> {
   const config = loadConfig(
     { ...process.env, KOSH_LOG_LEVEL: process.env.KOSH_LOG_LEVEL ?? 'warn' },
     overrides(values),
@@ -176,6 +185,10 @@ async function admin(command: string, sub: string | undefined, values: Parsed['v
         partnerId: values.partner ?? null,
       });
       output = { ...credentials, status: account.status };
+    } else if (command === 'merchant' && (sub === 'activate' || sub === 'suspend' || sub === 'clarify')) {
+      const reason = sub === 'clarify' ? required(values.reason, '--reason') : undefined;
+      const merchant = await container.services.merchants.operate(required(target, 'MID'), sub, reason);
+      output = { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
     } else if (command === 'partner' && sub === 'create') {
       const { account, credentials } = await accounts.createAccountWithTestKey({
         kind: 'partner',
@@ -203,7 +216,7 @@ async function admin(command: string, sub: string | undefined, values: Parsed['v
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parse(argv);
-  const [command = 'serve', sub] = positionals;
+  const [command = 'serve', sub, target] = positionals;
   if (values.help || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return;
@@ -224,7 +237,7 @@ async function main(argv: string[]): Promise<void> {
     }
     return;
   }
-  return admin(command, sub, values);
+  return admin(command, sub, values, target);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

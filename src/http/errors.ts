@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorCode, KoshError } from '../domain/errors.js';
 
 /** Fields a client may never set: Kosh owns them. Naming them gets `server_owned_field`, not `unknown_field`. */
-const SERVER_OWNED_FIELDS = new Set([
+export const SERVER_OWNED_FIELDS = new Set([
   'id',
   'entity',
   'status',

@@ -4,6 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
+import { registerDocumentRoutes } from '../modules/merchants/documents.routes.js';
+import { registerMerchantRoutes } from '../modules/merchants/merchants.routes.js';
+import { registerVpaRoutes } from '../modules/merchants/vpas.routes.js';
 import { registerMethodsRoutes } from '../modules/methods/methods.routes.js';
 import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
 import { registerAuthenticationRoutes } from '../modules/payments/authentication.routes.js';
@@ -121,6 +124,9 @@ export async function buildServer(container: Container): Promise<App> {
   registerAuthenticationRoutes(app, services.authentication, config.publicUrl);
   registerWebhookRoutes(app, services.webhooks);
   registerEventRoutes(app, services.events, services.webhooks);
+  registerMerchantRoutes(app, services.merchants);
+  await registerDocumentRoutes(app, services.documents, config.kycMaxFileBytes);
+  registerVpaRoutes(app, services.vpas);
 
   await app.ready();
   return app;

@@ -67,6 +67,21 @@ export function createAccountsRepo() {
       return row;
     },
 
+    /** Compare-and-set: changes the status only if it is still `from`; undefined when it was not. */
+    async compareAndSetStatus(
+      db: Queryable,
+      id: string,
+      from: AccountStatus,
+      to: AccountStatus,
+    ): Promise<AccountRow | undefined> {
+      const [row] = await db.query<AccountRow>(
+        `UPDATE accounts SET status = $3, updated_at = now() WHERE id = $1 AND status = $2
+         RETURNING id, kind, name, status, partner_id, sandbox, created_at`,
+        [id, from, to],
+      );
+      return row;
+    },
+
     async insertKey(
       db: Queryable,
       key: { apiKey: string; accountId: string; mode: Mode; secretHash: Buffer },

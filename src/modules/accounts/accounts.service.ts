@@ -102,6 +102,22 @@ export function createAccountsService(deps: {
     },
 
     /**
+     * Compare-and-set of the status inside the caller's transaction: throws `state_conflict` when
+     * the account is no longer in `from`. Cached keys are dropped so a suspension takes effect at once.
+     */
+    async transitionStatus(
+      tx: Queryable,
+      accountId: string,
+      from: AccountStatus,
+      to: AccountStatus,
+    ): Promise<AccountRow> {
+      const account = await repo.compareAndSetStatus(tx, accountId, from, to);
+      if (!account) throw new KoshError('state_conflict', `The account ${accountId} is no longer ${from}.`);
+      keyCache.clear();
+      return account;
+    },
+
+    /**
      * Resolves Basic credentials to a principal, or undefined when they do not match a usable key.
      * Verified key rows are cached for a short time; the secret is checked (HMAC, constant time)
      * on every request, cached or not.

@@ -35,6 +35,30 @@ export function createMethodsService(deps: { db: Db; cacheTtlMs: number }) {
       return methods;
     },
 
+    /**
+     * Read-modify-write inside the caller's transaction: the row is locked, so two concurrent
+     * changes to one account's methods are applied one after the other, never lost.
+     */
+    async update(
+      tx: Queryable,
+      accountId: string,
+      mode: Mode,
+      change: (current: MethodsConfig) => MethodsConfig,
+    ): Promise<MethodsConfig> {
+      const [row] = await tx.query<{ methods: MethodsConfig }>(
+        'SELECT methods FROM account_methods WHERE account_id = $1 AND mode = $2 FOR UPDATE',
+        [accountId, mode],
+      );
+      const next = change(row?.methods ?? emptyMethods());
+      await tx.query(
+        `INSERT INTO account_methods (account_id, mode, methods, updated_at) VALUES ($1, $2, $3, now())
+         ON CONFLICT (account_id, mode) DO UPDATE SET methods = EXCLUDED.methods, updated_at = now()`,
+        [accountId, mode, next],
+      );
+      cache.delete(cacheKey(accountId, mode));
+      return next;
+    },
+
     /** Replaces the configuration; callers build the new object from the current one. */
     async set(tx: Queryable, accountId: string, mode: Mode, methods: MethodsConfig): Promise<void> {
       await tx.query(

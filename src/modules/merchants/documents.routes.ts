@@ -1,0 +1,148 @@
+import multipart from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { KoshError } from '../../domain/errors.js';
+import type { App } from '../../http/app-types.js';
+import { principalOf } from '../../http/auth.js';
+import { SERVER_OWNED_FIELDS } from '../../http/errors.js';
+import { errorResponses, ListQuery, listOf } from '../../http/schemas.js';
+import type { DocumentsService, Upload } from './documents.service.js';
+import { MidParams } from './merchants.schemas.js';
+import { DOCUMENT_TYPES } from './requirements.js';
+
+const KycDocument = Type.Object({
+  id: Type.String({ description: '`doc_` and an opaque suffix' }),
+  entity: Type.Literal('kyc_document'),
+  merchant_id: Type.String(),
+  document_type: Type.String(),
+  status: Type.Union([Type.Literal('uploaded'), Type.Literal('verified'), Type.Literal('rejected')]),
+  file_name: Type.Union([Type.String(), Type.Null()], { description: 'As sent; metadata only' }),
+  mime_type: Type.String({ description: 'Detected from the content' }),
+  size: Type.Integer({ description: 'Bytes' }),
+  sha256: Type.String({ description: 'Hex SHA-256 of the stored bytes' }),
+  created_at: Type.Integer(),
+});
+
+/**
+ * Documents the multipart body in OpenAPI. The parts are read from the stream by `readUpload`, not
+ * by the validator: with no `type`, this schema accepts the (absent) parsed body as it is.
+ */
+const UploadBody = {
+  content: {
+    'multipart/form-data': {
+      schema: {
+        properties: {
+          document_type: { type: 'string', enum: [...DOCUMENT_TYPES] },
+          file: { type: 'string', format: 'binary', description: 'PDF, PNG or JPEG' },
+        },
+        required: ['document_type', 'file'],
+      },
+    },
+  },
+};
+
+/** Reads the two parts, `document_type` and `file`; any other part is refused by name. */
+async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Upload> {
+  if (!request.isMultipart()) {
+    throw new KoshError(
+      'unsupported_media_type',
+      'Send multipart/form-data with the parts document_type and file.',
+    );
+  }
+  const upload: Upload = { documentType: undefined, fileName: undefined, content: undefined };
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file' && part.fieldname === 'file') {
+        upload.fileName = part.filename;
+        upload.content = await part.toBuffer();
+      } else if (part.type === 'field' && part.fieldname === 'document_type') {
+        upload.documentType = String(part.value);
+      } else {
+        if (part.type === 'file') part.file.resume();
+        const name = part.fieldname;
+        if (SERVER_OWNED_FIELDS.has(name)) {
+          throw new KoshError(
+            'server_owned_field',
+            `The field '${name}' is set by Kosh and cannot be sent.`,
+            name,
+          );
+        }
+        throw new KoshError('unknown_field', `Unknown part '${name}'; send document_type and file.`, name);
+      }
+    }
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'FST_REQ_FILE_TOO_LARGE') {
+      throw new KoshError(
+        'body_too_large',
+        `The file is larger than the limit of ${maxBytes} bytes.`,
+        'file',
+      );
+    }
+    if (code === 'FST_FILES_LIMIT') throw new KoshError('invalid_file', 'Send exactly one file.', 'file');
+    if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+      throw new KoshError('invalid_body', 'Too many parts; send document_type and file.');
+    }
+    throw error;
+  }
+  return upload;
+}
+
+/**
+ * The upload route lives in its own plugin scope: the multipart parser exists only here, so the
+ * JSON and form parsers of every other route are untouched.
+ */
+export async function registerDocumentRoutes(app: App, documents: DocumentsService, maxBytes: number) {
+  await app.register(async (scope) => {
+    await scope.register(multipart, {
+      limits: { fileSize: maxBytes, files: 1, fields: 4, parts: 6, fieldSize: 256, headerPairs: 50 },
+      throwFileSizeLimit: true,
+      // Busboy would quietly cut `../../x.pdf` down to `x.pdf`; keep the name as sent so a
+      // path-looking name is refused visibly (it never reaches the storage path either way).
+      preservePath: true,
+    });
+    scope.post(
+      '/v1/api-portal/merchants/kyc-document/:mid/',
+      {
+        config: { auth: 'partner' },
+        schema: {
+          tags: ['Onboarding'],
+          summary: 'Upload a KYC document',
+          description: `multipart/form-data with \`document_type\` (${DOCUMENT_TYPES.join(', ')}) and \`file\`. Only PDF, PNG and JPEG, decided from the content; at most ${maxBytes} bytes. The file name is kept as metadata only.`,
+          consumes: ['multipart/form-data'],
+          params: MidParams,
+          body: UploadBody,
+          response: {
+            200: Type.Object({ data: KycDocument, message: Type.String() }),
+            ...errorResponses(400, 403, 404, 409, 413, 415),
+          },
+        },
+      },
+      async (request) => {
+        const upload = await readUpload(request, maxBytes);
+        const { mid } = request.params as { mid: string };
+        const document = await documents.upload(principalOf(request), mid, upload);
+        request.log.info(
+          { merchant_id: mid, document_id: document.id, sha256: document.sha256, size: document.size },
+          'KYC document stored',
+        );
+        return { data: document, message: 'Document received.' };
+      },
+    );
+  });
+
+  app.get(
+    '/v1/api-portal/merchants/:mid/kyc-documents/',
+    {
+      config: { auth: 'partner' },
+      schema: {
+        tags: ['Onboarding'],
+        summary: 'List the merchant’s KYC documents (metadata only), newest first',
+        params: MidParams,
+        querystring: ListQuery,
+        response: { 200: listOf(KycDocument), ...errorResponses(400, 403, 404) },
+      },
+    },
+    async (request) => documents.list(principalOf(request), request.params.mid, request.query),
+  );
+}

@@ -1,0 +1,279 @@
+import { SANDBOX_BANKS, SANDBOX_WALLETS } from '../../connectors/sandbox/catalogue.js';
+import type { Db, Queryable } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
+import { KoshError, notFound } from '../../domain/errors.js';
+import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import type { Mode, Principal } from '../../domain/principal.js';
+import type { AccountsService, Credentials } from '../accounts/accounts.service.js';
+import type { MethodsConfig } from '../methods/methods.js';
+import type { MethodsService } from '../methods/methods.service.js';
+import type { DocumentsRepo } from './documents.repo.js';
+import {
+  expectedPanHolderTypes,
+  GSTIN_REQUIRED_FOR,
+  gstinProblem,
+  IFSC_BANKS,
+  panFitsBusinessType,
+} from './kyc-formats.js';
+import { merchantView, merchantViews } from './merchant-view.js';
+import type { CategoryRow, MerchantsRepo, ProfileRow } from './merchants.repo.js';
+import type { BankDetailsBody, CreateMerchantBody, Merchant, MethodsBody } from './merchants.schemas.js';
+import type { Onboarding } from './onboarding.js';
+
+/** Test mode's simulated penny drop fails when the beneficiary name contains this word. */
+export const PENNY_DROP_MISMATCH_MARKER = 'MISMATCH';
+
+function invalid(field: string, message: string): KoshError {
+  return new KoshError('invalid_field', message, field);
+}
+
+function checkWebsite(website: string | undefined): void {
+  if (website === undefined) return;
+  let url: URL;
+  try {
+    url = new URL(website);
+  } catch {
+    throw invalid('website', "The field 'website' must be an absolute https URL.");
+  }
+  if (url.protocol !== 'https:' || url.username || url.password || !url.hostname.includes('.')) {
+    throw invalid('website', "The field 'website' must be an https URL with a public host name.");
+  }
+}
+
+function checkTaxIds(input: CreateMerchantBody): void {
+  if (!panFitsBusinessType(input.pan, input.business_type)) {
+    throw invalid(
+      'pan',
+      `The 4th character of a ${input.business_type} PAN is ${expectedPanHolderTypes(input.business_type)}; '${input.pan.charAt(3)}' does not fit.`,
+    );
+  }
+  if (input.gstin === undefined) {
+    if (GSTIN_REQUIRED_FOR.includes(input.business_type)) {
+      throw new KoshError(
+        'missing_field',
+        `The field 'gstin' is required for business type ${input.business_type}.`,
+        'gstin',
+      );
+    }
+    return;
+  }
+  const problem = gstinProblem(input.gstin, input.pan);
+  if (problem) throw invalid('gstin', `The field 'gstin' ${problem}.`);
+}
+
+/** A partner-supplied methods change: only catalogue codes, `true` enables, `false` disables. */
+function applyToggles(
+  current: Record<string, string>,
+  toggles: Record<string, boolean> | undefined,
+  catalogue: readonly { code: string; label: string }[],
+  field: string,
+): Record<string, string> {
+  const next = { ...current };
+  for (const [code, enabled] of Object.entries(toggles ?? {})) {
+    const entry = catalogue.find((item) => item.code === code);
+    if (!entry) throw invalid(`${field}.${code}`, `'${code}' is not a ${field} code of the Kosh catalogue.`);
+    if (enabled) next[code] = entry.label;
+    else delete next[code];
+  }
+  return next;
+}
+
+export function createMerchantsService(deps: {
+  db: Db;
+  clock: Clock;
+  accounts: AccountsService;
+  methods: MethodsService;
+  onboarding: Onboarding;
+  repos: { merchants: MerchantsRepo; documents: DocumentsRepo };
+}) {
+  const { db, clock, accounts, methods, onboarding, repos } = deps;
+
+  /** The partner's own merchant, in the mode of its key; anything else is "not found". */
+  async function owned(q: Queryable, principal: Principal, merchantId: string, forUpdate = false) {
+    const profile = await repos.merchants.findProfile(
+      q,
+      principal.accountId,
+      principal.mode,
+      merchantId,
+      forUpdate,
+    );
+    if (!profile) throw notFound('merchant', merchantId);
+    return profile;
+  }
+
+  return {
+    owned,
+
+    async listCategories(): Promise<CategoryRow[]> {
+      return repos.merchants.listCategories(db);
+    },
+
+    async create(
+      principal: Principal,
+      input: CreateMerchantBody,
+    ): Promise<Merchant & { credentials: Omit<Credentials, 'account_id'> }> {
+      if (!(await repos.merchants.categoryExists(db, input.business_category))) {
+        throw invalid('business_category', `'${input.business_category}' is not a business category code.`);
+      }
+      if (
+        !(await repos.merchants.subcategoryExists(db, input.business_category, input.business_subcategory))
+      ) {
+        throw invalid(
+          'business_subcategory',
+          `'${input.business_subcategory}' is not a subcategory of '${input.business_category}'.`,
+        );
+      }
+      checkWebsite(input.website);
+      checkTaxIds(input);
+      return db.transaction(async (tx) => {
+        const account = await accounts.createAccount(tx, {
+          kind: 'merchant',
+          name: input.display_name.trim(),
+          partnerId: principal.accountId,
+          sandbox: principal.mode === 'test',
+        });
+        await repos.merchants.insertProfile(tx, {
+          account_id: account.id,
+          partner_id: principal.accountId,
+          mode: principal.mode,
+          legal_name: input.legal_name.trim(),
+          email: input.email,
+          contact: input.contact,
+          business_type: input.business_type,
+          business_category: input.business_category,
+          business_subcategory: input.business_subcategory,
+          website: input.website ?? null,
+          address: input.address,
+          pan: input.pan,
+          gstin: input.gstin ?? null,
+          createdAt: clock.now(),
+        });
+        const { api_key, secret_key, mode } = await accounts.createKey(tx, account.id, 'test');
+        const profile = (await repos.merchants.findProfileById(tx, account.id))!;
+        const view = await onboarding.record(tx, profile, 'merchant.created');
+        return { ...view, credentials: { api_key, secret_key, mode } };
+      });
+    },
+
+    async get(principal: Principal, merchantId: string): Promise<Merchant> {
+      return merchantView(db, repos, await owned(db, principal, merchantId));
+    },
+
+    async list(principal: Principal, query: { limit?: number; cursor?: string }): Promise<Page<Merchant>> {
+      const page = pageRequest('mid', query);
+      const rows = await repos.merchants.listProfiles(db, principal.accountId, principal.mode, page);
+      const views = new Map(
+        (await merchantViews(db, repos, rows.slice(0, page.limit))).map((view) => [view.id, view]),
+      );
+      const ids = rows.map((row) => ({ id: row.account_id }));
+      return toPage(ids, page.limit, (row) => views.get(row.id)!);
+    },
+
+    /**
+     * Bank details can be (re)submitted until the merchant goes to review. Test mode simulates the
+     * penny drop; live mode leaves the account pending until the operator's review.
+     */
+    async setBankDetails(
+      principal: Principal,
+      merchantId: string,
+      input: BankDetailsBody,
+    ): Promise<Merchant> {
+      const bankCode = input.ifsc.slice(0, 4);
+      const bankName = IFSC_BANKS[bankCode];
+      if (!bankName) throw invalid('ifsc', `The IFSC bank code '${bankCode}' is not a bank Kosh settles to.`);
+      const beneficiary = input.beneficiary_name.trim().replace(/\s+/g, ' ');
+      const mismatch = beneficiary.toUpperCase().includes(PENNY_DROP_MISMATCH_MARKER);
+      return db.transaction(async (tx) => {
+        const profile = await owned(tx, principal, merchantId, true);
+        if (profile.status !== 'created' && profile.status !== 'needs_clarification') {
+          throw new KoshError(
+            'state_conflict',
+            `Bank details cannot be changed while the merchant is ${profile.status}.`,
+          );
+        }
+        const testMode = profile.mode === 'test';
+        await repos.merchants.upsertBankAccount(tx, {
+          account_id: profile.account_id,
+          partnerId: profile.partner_id,
+          mode: profile.mode,
+          account_number: input.account_number,
+          ifsc: input.ifsc,
+          bank_name: bankName,
+          beneficiary_name: beneficiary,
+          account_type: input.account_type,
+          status: testMode ? (mismatch ? 'failed' : 'verified') : 'pending',
+          failure_reason: testMode && mismatch ? 'beneficiary_name_mismatch' : null,
+          at: clock.now(),
+        });
+        return merchantView(tx, repos, await onboarding.advance(tx, profile));
+      });
+    },
+
+    /** Keys for the merchant, shown once. Live keys only once activated, never for a test-mode merchant. */
+    async issueKey(
+      principal: Principal,
+      merchantId: string,
+      mode: Mode,
+    ): Promise<Omit<Credentials, 'account_id'>> {
+      return db.transaction(async (tx) => {
+        const profile = await owned(tx, principal, merchantId);
+        if (mode === 'live' && profile.mode === 'test') {
+          throw new KoshError(
+            'account_not_activated',
+            'This merchant was onboarded in test mode and can hold only test keys; onboard it with a live partner key.',
+          );
+        }
+        const { api_key, secret_key, mode: keyMode } = await accounts.createKey(tx, profile.account_id, mode);
+        return { api_key, secret_key, mode: keyMode };
+      });
+    },
+
+    /** Enables or disables the merchant's banks and wallets in the mode it was onboarded in. */
+    async updateMethods(
+      principal: Principal,
+      merchantId: string,
+      input: MethodsBody,
+    ): Promise<MethodsConfig> {
+      if (input.netbanking === undefined && input.wallet === undefined) {
+        throw new KoshError(
+          'invalid_body',
+          'Send netbanking and/or wallet, each an object of code → true|false.',
+        );
+      }
+      return db.transaction(async (tx) => {
+        const profile = await owned(tx, principal, merchantId);
+        return methods.update(tx, profile.account_id, profile.mode, (current) => ({
+          ...current,
+          netbanking: applyToggles(current.netbanking, input.netbanking, SANDBOX_BANKS, 'netbanking'),
+          wallet: applyToggles(current.wallet, input.wallet, SANDBOX_WALLETS, 'wallet'),
+        }));
+      });
+    },
+
+    /** Operator decisions (the `kosh merchant activate|clarify|suspend` commands): any merchant, by id. */
+    async operate(
+      merchantId: string,
+      action: 'activate' | 'clarify' | 'suspend',
+      note?: string,
+    ): Promise<Merchant> {
+      if (action === 'clarify' && !note?.trim()) {
+        throw new KoshError('missing_field', 'Say what the merchant must clarify (--reason).', 'reason');
+      }
+      return db.transaction(async (tx) => {
+        const profile = await repos.merchants.findProfileById(tx, merchantId, true);
+        if (!profile) throw notFound('merchant', merchantId);
+        if (action === 'activate' && profile.status === 'created') {
+          const due = (await merchantView(tx, repos, profile)).requirements.currently_due;
+          throw new KoshError(
+            'state_conflict',
+            `The merchant ${merchantId} is not ready for activation; still due: ${due.join(', ')}.`,
+          );
+        }
+        const updated: ProfileRow = await onboarding.transition(tx, profile, action, note?.trim());
+        return merchantView(tx, repos, updated);
+      });
+    },
+  };
+}
+
+export type MerchantsService = ReturnType<typeof createMerchantsService>;

@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { BANK, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** The operator commands, run as a separate `kosh` process against the same PostgreSQL database. */
+describe('kosh merchant activate|clarify|suspend', () => {
+  let harness: Harness;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-onboarding-cli-'));
+  beforeAll(async () => {
+    harness = await createHarness('postgres', { KOSH_DATA_DIR: dataDir });
+  });
+  afterAll(async () => {
+    await harness?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function kosh(...args: string[]) {
+    const url = (harness.container.db as { url?: string }).url!;
+    try {
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', 'src/main.ts', ...args, '--database-url', url, '--data-dir', dataDir],
+        { cwd: ROOT, env: { ...process.env, KOSH_LOG_LEVEL: 'silent' } },
+      );
+      return { code: 0, stdout, stderr: '' };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  }
+
+  it('activates a merchant under review, refuses a second activation, suspends it', async () => {
+    const partner = await harness.liveKey(await harness.partner('CLI partner'));
+    const created = await harness.request('POST', '/v1/api-portal/merchants/', {
+      auth: partner,
+      json: proprietorBody(),
+    });
+    const mid = created.json().data.id;
+
+    const early = await kosh('merchant', 'activate', mid);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain('still due: bank_details');
+
+    await harness.request('POST', `/v1/api-portal/merchants/bank-details/${mid}/`, {
+      auth: partner,
+      json: BANK,
+    });
+    await uploadDocument(harness, partner, mid, 'pan');
+    await uploadDocument(harness, partner, mid, 'address_proof');
+
+    const clarify = await kosh('merchant', 'clarify', mid);
+    expect(clarify.code).toBe(64);
+    expect(clarify.stderr).toContain('--reason is required');
+
+    const activated = await kosh('merchant', 'activate', mid, '--json');
+    expect(activated.code).toBe(0);
+    expect(JSON.parse(activated.stdout)).toEqual({ merchant_id: mid, status: 'activated', mode: 'live' });
+    const again = await kosh('merchant', 'activate', mid);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('is activated');
+
+    const suspended = await kosh('merchant', 'suspend', mid, '--json');
+    expect(JSON.parse(suspended.stdout).status).toBe('suspended');
+    const fetched = await harness.request('GET', `/v1/api-portal/merchants/${mid}/`, { auth: partner });
+    expect(fetched.json().data.status).toBe('suspended');
+
+    const missing = await kosh('merchant', 'activate', 'mid_00000000000000000000000000');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No merchant');
+  });
+});
