@@ -21,6 +21,20 @@ export interface Config {
   paymentExpirySeconds: number;
   sandboxBootstrap: boolean;
   workers: number;
+  /** How long a completed Idempotency-Key request is kept for replay (docs/idempotency.md). */
+  idempotencyTtlSeconds: number;
+  rateLimits: RateLimits;
+}
+
+/** Token buckets per API key (per process) and the failed-authentication throttle per client address. */
+export interface RateLimits {
+  /** Sustained requests per second per key; 0 turns the limit off for that mode. */
+  perSecond: Record<'test' | 'live', number>;
+  /** Bucket size: how many requests a key may send at once after being idle. */
+  burst: Record<'test' | 'live', number>;
+  /** Failed authentications per client address per window before that address gets 429s. */
+  authFailures: number;
+  authFailureWindowSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -143,5 +157,18 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers: integer(merged, 'KOSH_WORKERS', 1, 1, 256),
+    idempotencyTtlSeconds: integer(merged, 'KOSH_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
+    rateLimits: {
+      perSecond: {
+        live: integer(merged, 'KOSH_RATE_LIMIT_LIVE_PER_SECOND', 100, 0, 1_000_000),
+        test: integer(merged, 'KOSH_RATE_LIMIT_TEST_PER_SECOND', 50, 0, 1_000_000),
+      },
+      burst: {
+        live: integer(merged, 'KOSH_RATE_LIMIT_LIVE_BURST', 200, 1, 10_000_000),
+        test: integer(merged, 'KOSH_RATE_LIMIT_TEST_BURST', 100, 1, 10_000_000),
+      },
+      authFailures: integer(merged, 'KOSH_AUTH_FAILURE_LIMIT', 20, 0, 1_000_000),
+      authFailureWindowSeconds: integer(merged, 'KOSH_AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
+    },
   };
 }

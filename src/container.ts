@@ -12,6 +12,8 @@ import { createAccountsService } from './modules/accounts/accounts.service.js';
 import { newPepper } from './modules/accounts/credentials.js';
 import { createEventsRepo } from './modules/events/events.repo.js';
 import { createEventsService } from './modules/events/events.service.js';
+import { createIdempotencyRepo } from './modules/idempotency/idempotency.repo.js';
+import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { createMethodsService } from './modules/methods/methods.service.js';
 import { createOrdersRepo } from './modules/orders/orders.repo.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
@@ -68,13 +70,20 @@ export async function createContainer(config: Config, options: ContainerOptions 
       amountLimits: config.amountLimits,
     });
 
+    const idempotency = createIdempotencyService({
+      db,
+      repo: createIdempotencyRepo(),
+      clock,
+      ttlSeconds: config.idempotencyTtlSeconds,
+    });
+
     return {
       config,
       db,
       log,
       clock,
       ids,
-      services: { accounts, methods, orders, events },
+      services: { accounts, methods, orders, events, idempotency },
       async close() {
         await db.close();
       },

@@ -59,9 +59,11 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<st
     const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
     const applied = new Set(rows.map((row) => row.version));
     const newest = Math.max(0, ...applied);
-    if (newest > migrations.length) {
+    // Numbers are not contiguous (ranges are reserved per feature), so compare with the highest known one.
+    const known = Math.max(0, ...migrations.map((migration) => migration.version));
+    if (newest > known) {
       throw new Error(
-        `The database is at migration ${newest}, newer than this Kosh (${migrations.length}). Upgrade Kosh.`,
+        `The database is at migration ${newest}, newer than this Kosh (${known}). Upgrade Kosh.`,
       );
     }
     const done: string[] = [];

@@ -9,6 +9,7 @@ import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
 import { coerceToSchema, registerFormParser } from './body.js';
 import { handleError } from './errors.js';
+import { registerIdempotency } from './idempotency.js';
 import { createMetrics } from './metrics.js';
 import { registerNotFound } from './not-found.js';
 import { registerOpsRoutes } from './ops.routes.js';
@@ -68,6 +69,8 @@ export async function buildServer(container: Container): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
   app.addSchema(ErrorResponse);
+  // Before any route: every POST route's handler is wrapped as it is registered.
+  registerIdempotency(app, services.idempotency);
   registerFormParser(app);
   app.setErrorHandler(handleError);
   registerNotFound(app);
