@@ -24,6 +24,8 @@ export interface Config {
   /** How long a completed Idempotency-Key request is kept for replay (docs/idempotency.md). */
   idempotencyTtlSeconds: number;
   rateLimits: RateLimits;
+  /** How many proxies in front of Kosh to trust for X-Forwarded-For (0: use the socket address). */
+  trustProxyHops: number;
 }
 
 /** Token buckets per API key (per process) and the failed-authentication throttle per client address. */
@@ -170,5 +172,6 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       authFailures: integer(merged, 'KOSH_AUTH_FAILURE_LIMIT', 20, 0, 1_000_000),
       authFailureWindowSeconds: integer(merged, 'KOSH_AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
     },
+    trustProxyHops: integer(merged, 'KOSH_TRUST_PROXY_HOPS', 0, 0, 10),
   };
 }

@@ -13,6 +13,7 @@ import { registerIdempotency } from './idempotency.js';
 import { createMetrics } from './metrics.js';
 import { registerNotFound } from './not-found.js';
 import { registerOpsRoutes } from './ops.routes.js';
+import { createRateLimiter } from './rate-limit.js';
 import { ErrorResponse } from './schemas.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -26,6 +27,9 @@ export async function buildServer(container: Container): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
+    // Behind N trusted proxies the client address (used by the failed-authentication throttle)
+    // is taken from X-Forwarded-For; otherwise from the socket.
+    trustProxy: (_address: string, hop: number) => hop < config.trustProxyHops,
     // A caller's X-Request-Id is kept when it is sane; otherwise Kosh makes one.
     requestIdHeader: false,
     genReqId: (request) => {
@@ -75,7 +79,9 @@ export async function buildServer(container: Container): Promise<App> {
   app.setErrorHandler(handleError);
   registerNotFound(app);
 
-  app.addHook('onRequest', createAuthHook(services.accounts));
+  const limiter = createRateLimiter(config.rateLimits, container.clock);
+  app.addHook('onRequest', createAuthHook(services.accounts, limiter));
+  app.addHook('onRequest', limiter.limitKey);
   app.addHook('preValidation', async (request) => coerceToSchema(request));
   app.addHook('onSend', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
