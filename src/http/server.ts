@@ -14,6 +14,7 @@ import { createMetrics } from './metrics.js';
 import { registerNotFound } from './not-found.js';
 import { registerOpsRoutes } from './ops.routes.js';
 import { createRateLimiter } from './rate-limit.js';
+import { recordRoutes } from './route-registry.js';
 import { ErrorResponse } from './schemas.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -73,6 +74,7 @@ export async function buildServer(container: Container): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
   app.addSchema(ErrorResponse);
+  recordRoutes(app);
   // Before any route: every POST route's handler is wrapped as it is registered.
   registerIdempotency(app, services.idempotency);
   registerFormParser(app);
