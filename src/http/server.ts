@@ -7,7 +7,7 @@ import { registerMethodsRoutes } from '../modules/methods/methods.routes.js';
 import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
-import { coerceToSchema, registerFormParser } from './body.js';
+import { coerceToSchema, refuseUnstorableText, registerFormParser } from './body.js';
 import { handleError } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { createMetrics } from './metrics.js';
@@ -84,9 +84,14 @@ export async function buildServer(container: Container): Promise<App> {
   const limiter = createRateLimiter(config.rateLimits, container.clock);
   app.addHook('onRequest', createAuthHook(services.accounts, limiter));
   app.addHook('onRequest', limiter.limitKey);
-  app.addHook('preValidation', async (request) => coerceToSchema(request));
+  app.addHook('preValidation', async (request) => {
+    refuseUnstorableText(request);
+    coerceToSchema(request);
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    // Responses are data: a browser must never guess HTML from a body holding a merchant's string.
+    reply.header('X-Content-Type-Options', 'nosniff');
   });
   app.addHook('onResponse', async (request: FastifyRequest, reply) => {
     metrics.requestDuration.observe(

@@ -19,7 +19,7 @@ interface JsonSchema {
 }
 
 /** Paths of every object schema (one that lists `properties`) that would let unknown fields through. */
-export function openObjects(schema: JsonSchema | undefined, path = 'body'): string[] {
+function openObjects(schema: JsonSchema | undefined, path = 'body'): string[] {
   if (!schema || typeof schema !== 'object') return [];
   const found: string[] = [];
   if (schema.properties && schema.additionalProperties !== false) found.push(path);
