@@ -111,12 +111,33 @@ export function withIdempotency(handler: Handler, idempotency: IdempotencyServic
   };
 }
 
+/** The header as the OpenAPI document shows it; the value is checked by the wrapper, not the schema. */
+const HEADER_SCHEMA = {
+  type: 'string',
+  description:
+    'Optional. 1–255 printable ASCII characters; a retry with the same key and body replays the first response (docs/idempotency.md).',
+};
+
+function documentHeader(route: RouteOptions): void {
+  const schema = (route.schema ??= {}) as {
+    headers?: { type?: string; properties?: Record<string, unknown> };
+  };
+  if (schema.headers && !schema.headers.properties) return; // a custom header schema: leave it alone
+  schema.headers = {
+    ...schema.headers,
+    type: 'object',
+    properties: { ...schema.headers?.properties, 'idempotency-key': HEADER_SCHEMA },
+  };
+}
+
 /** The onRoute hook that gives every applicable route the wrapper; register it before any route. */
 export function registerIdempotency(
   app: { addHook(name: 'onRoute', hook: (route: RouteOptions) => void): unknown },
   idempotency: IdempotencyService,
 ): void {
   app.addHook('onRoute', (route) => {
-    if (idempotencyApplies(route)) route.handler = withIdempotency(route.handler, idempotency);
+    if (!idempotencyApplies(route)) return;
+    route.handler = withIdempotency(route.handler, idempotency);
+    documentHeader(route);
   });
 }

@@ -30,7 +30,8 @@ export async function buildServer(container: Container): Promise<App> {
     return503OnClosing: true,
     // Behind N trusted proxies the client address (used by the failed-authentication throttle)
     // is taken from X-Forwarded-For; otherwise from the socket.
-    trustProxy: (_address: string, hop: number) => hop < config.trustProxyHops,
+    trustProxy:
+      config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
     // A caller's X-Request-Id is kept when it is sane; otherwise Kosh makes one.
     requestIdHeader: false,
     genReqId: (request) => {

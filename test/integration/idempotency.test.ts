@@ -262,3 +262,13 @@ describeEachDatabase('database transactions', (harness) => {
     });
   });
 });
+
+describeEachDatabase('idempotency in the OpenAPI document', (harness) => {
+  it('documents the Idempotency-Key header on POST routes', async () => {
+    const reply = await harness().request('GET', '/v1/openapi.json');
+    const operation = reply.json().paths['/v1/orders/'].post;
+    expect(operation.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ in: 'header', name: 'idempotency-key' })]),
+    );
+  });
+});
