@@ -119,9 +119,8 @@ const HEADER_SCHEMA = {
 };
 
 function documentHeader(route: RouteOptions): void {
-  const schema = (route.schema ??= {}) as {
-    headers?: { type?: string; properties?: Record<string, unknown> };
-  };
+  route.schema = route.schema ?? {};
+  const schema = route.schema as { headers?: { type?: string; properties?: Record<string, unknown> } };
   if (schema.headers && !schema.headers.properties) return; // a custom header schema: leave it alone
   schema.headers = {
     ...schema.headers,
