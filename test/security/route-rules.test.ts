@@ -113,4 +113,32 @@ describe('rules for every registered route', () => {
     }
     expect(checked).toContain('POST /v1/orders/');
   });
+
+  it('refuses every authenticated route without credentials (401) and with the other kind of key (403)', async () => {
+    const keys: Record<string, TestAccount> = {
+      merchant: await harness.merchant('Kind walker'),
+      partner: await harness.partner('Kind walker'),
+    };
+    const wrongKind: Record<string, [TestAccount, string]> = {
+      merchant: [keys.partner!, 'merchant_key_required'],
+      partner: [keys.merchant!, 'partner_key_required'],
+    };
+    const checked: string[] = [];
+    for (const route of routes) {
+      const kind = String(route.config.auth);
+      const wrong = wrongKind[kind];
+      if (!wrong || route.method === 'HEAD') continue;
+      const url = route.url.replace(/:[A-Za-z_]+/g, 'x');
+      const anonymous = await harness.request(route.method as 'GET', url);
+      expect(anonymous.statusCode, `${route.method} ${route.url} without credentials`).toBe(401);
+      const crossed = await harness.request(route.method as 'GET', url, { auth: wrong[0] });
+      expect(
+        crossed.statusCode,
+        `${route.method} ${route.url} with a ${kind === 'merchant' ? 'partner' : 'merchant'} key`,
+      ).toBe(403);
+      expect(crossed.json().error.code).toBe(wrong[1]);
+      checked.push(`${route.method} ${route.url}`);
+    }
+    expect(checked).toEqual(expect.arrayContaining(['POST /v1/orders/', 'GET /v1/orders/:id/']));
+  });
 });
