@@ -25,6 +25,11 @@ export interface Config {
   kycMaxFileBytes: number;
   /** The PSP handle after `@` in the VPAs Kosh generates for merchants. */
   vpaHandle: string;
+  /** How long a completed Idempotency-Key request is kept for replay (docs/idempotency.md). */
+  idempotencyTtlSeconds: number;
+  rateLimits: RateLimits;
+  /** How many proxies in front of Kosh to trust for X-Forwarded-For (0: use the socket address). */
+  trustProxyHops: number;
   webhooks: WebhookSettings;
 }
 
@@ -33,6 +38,17 @@ export interface WebhookSettings {
   leaseMs: number;
   batchSize: number;
   pollIntervalMs: number;
+}
+
+/** Token buckets per API key (per process) and the failed-authentication throttle per client address. */
+export interface RateLimits {
+  /** Sustained requests per second per key; 0 turns the limit off for that mode. */
+  perSecond: Record<'test' | 'live', number>;
+  /** Bucket size: how many requests a key may send at once after being idle. */
+  burst: Record<'test' | 'live', number>;
+  /** Failed authentications per client address per window before that address gets 429s. */
+  authFailures: number;
+  authFailureWindowSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -184,5 +200,19 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     webhooks: webhookSettings(merged),
     kycMaxFileBytes: integer(merged, 'KOSH_KYC_MAX_FILE_BYTES', 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     vpaHandle,
+    idempotencyTtlSeconds: integer(merged, 'KOSH_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
+    rateLimits: {
+      perSecond: {
+        live: integer(merged, 'KOSH_RATE_LIMIT_LIVE_PER_SECOND', 100, 0, 1_000_000),
+        test: integer(merged, 'KOSH_RATE_LIMIT_TEST_PER_SECOND', 50, 0, 1_000_000),
+      },
+      burst: {
+        live: integer(merged, 'KOSH_RATE_LIMIT_LIVE_BURST', 200, 1, 10_000_000),
+        test: integer(merged, 'KOSH_RATE_LIMIT_TEST_BURST', 100, 1, 10_000_000),
+      },
+      authFailures: integer(merged, 'KOSH_AUTH_FAILURE_LIMIT', 20, 0, 1_000_000),
+      authFailureWindowSeconds: integer(merged, 'KOSH_AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
+    },
+    trustProxyHops: integer(merged, 'KOSH_TRUST_PROXY_HOPS', 0, 0, 10),
   };
 }

@@ -15,6 +15,8 @@ import { createAccountsService } from './modules/accounts/accounts.service.js';
 import { newPepper } from './modules/accounts/credentials.js';
 import { createEventsRepo } from './modules/events/events.repo.js';
 import { createEventsService } from './modules/events/events.service.js';
+import { createIdempotencyRepo } from './modules/idempotency/idempotency.repo.js';
+import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { createDocumentsRepo } from './modules/merchants/documents.repo.js';
 import { createDocumentsService } from './modules/merchants/documents.service.js';
 import { createMerchantsRepo } from './modules/merchants/merchants.repo.js';
@@ -177,6 +179,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
       repo: merchantRepos.vpas,
     });
 
+    const idempotency = createIdempotencyService({
+      db,
+      repo: createIdempotencyRepo(),
+      clock,
+      ttlSeconds: config.idempotencyTtlSeconds,
+    });
+
     return {
       config,
       db,
@@ -197,6 +206,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
         merchants,
         documents,
         vpas,
+        idempotency,
       },
       jobs: { paymentExpiry },
       async close() {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { KoshError } from '../domain/errors.js';
 
@@ -8,8 +9,15 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  /** Runs `work` in one transaction (READ COMMITTED); commits on return, rolls back on throw. */
+  /**
+   * Runs `work` in one transaction (READ COMMITTED); commits on return, rolls back on throw.
+   * Inside a transaction (the ambient one of the current async context, see `inTransaction`),
+   * `db.query` joins it and a nested `db.transaction` becomes a SAVEPOINT of it, so code written
+   * against `db` composes with a caller's transaction (the Idempotency-Key wrapper relies on this).
+   */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** True when the current async context runs inside a transaction of this database. */
+  inTransaction(): boolean;
   /** Checks that the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -57,10 +65,37 @@ export function createPoolDb(
     }
   };
 
+  // The transaction of the current async context: the client holding it and how deep the
+  // SAVEPOINTs nest. Keyed per Db so two databases in one process never share a client.
+  const ambient = new AsyncLocalStorage<{ client: pg.PoolClient; depth: number }>();
+
+  async function nested<T>(
+    scope: { client: pg.PoolClient; depth: number },
+    work: (tx: Queryable) => Promise<T>,
+  ): Promise<T> {
+    const savepoint = `kosh_sp_${scope.depth + 1}`;
+    const inner = { client: scope.client, depth: scope.depth + 1 };
+    await query(scope.client, `SAVEPOINT ${savepoint}`);
+    try {
+      const result = await ambient.run(inner, () =>
+        work({ query: (text, params) => query(scope.client, text, params) }),
+      );
+      await query(scope.client, `RELEASE SAVEPOINT ${savepoint}`);
+      return result;
+    } catch (error) {
+      // A failed statement aborts the transaction until the savepoint is rolled back; undo just this part.
+      await query(scope.client, `ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
+      throw error;
+    }
+  }
+
   return {
     kind,
-    query: (text, params) => query(pool, text, params),
+    query: (text, params) => query(ambient.getStore()?.client ?? pool, text, params),
+    inTransaction: () => ambient.getStore() !== undefined,
     async transaction(work) {
+      const scope = ambient.getStore();
+      if (scope) return nested(scope, work);
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -70,7 +105,9 @@ export function createPoolDb(
       let broken = false;
       try {
         await query(client, 'BEGIN');
-        const result = await work({ query: (text, params) => query(client, text, params) });
+        const result = await ambient.run({ client, depth: 0 }, () =>
+          work({ query: (text, params) => query(client, text, params) }),
+        );
         await query(client, 'COMMIT');
         return result;
       } catch (error) {

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KoshError } from '../domain/errors.js';
 import type { AccountKind, Principal } from '../domain/principal.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import type { RateLimiter } from './rate-limit.js';
 
 /** `any`: both merchant and partner keys (each sees only its own account's data). */
 export type AuthRequirement = AccountKind | 'any' | 'none';
@@ -34,20 +35,29 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-export function createAuthHook(accounts: AccountsService) {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+/**
+ * Authenticates every route that needs a key. An address that failed too often is refused with
+ * 429 before its credentials are even looked at (right ones included), so guessing secrets is slow.
+ */
+export function createAuthHook(accounts: AccountsService, limiter?: RateLimiter) {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const requirement = request.routeOptions.config.auth;
     if (!requirement || requirement === 'none') return;
     const credentials = parseBasic(request.headers.authorization);
     if (credentials === 'missing') throw new KoshError('authentication_required');
+    limiter?.checkAddress(request, reply);
     if (credentials === 'malformed') {
+      limiter?.recordAuthFailure(request);
       throw new KoshError(
         'invalid_credentials',
         'The Authorization header is not valid HTTP Basic: base64(api_key:secret_key).',
       );
     }
     const principal = await accounts.authenticate(credentials.apiKey, credentials.secret);
-    if (!principal) throw new KoshError('invalid_credentials');
+    if (!principal) {
+      limiter?.recordAuthFailure(request);
+      throw new KoshError('invalid_credentials');
+    }
     if (requirement !== 'any' && principal.accountKind !== requirement) {
       throw new KoshError(requirement === 'partner' ? 'partner_key_required' : 'merchant_key_required');
     }

@@ -14,12 +14,19 @@ export function registerFormParser(app: FastifyInstance): void {
   // text body into a confusing schema error instead of a clear 415.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(FORM_TYPE, { parseAs: 'string' }, (_request, body, done) => {
+    const forbidden = prototypeKey(body as string);
+    if (forbidden) {
+      done(new KoshError('unknown_field', `Unknown field '${forbidden}'.`, forbidden), undefined);
+      return;
+    }
     try {
+      // Objects without a prototype: keys such as `constructor` are plain data, never dropped.
       const parsed = qs.parse(body as string, {
         depth: 1,
         parameterLimit: 1_000,
         arrayLimit: 0,
-        allowPrototypes: false,
+        plainObjects: true,
+        allowPrototypes: true,
         strictDepth: true,
         throwOnLimitExceeded: true,
       });
@@ -31,6 +38,60 @@ export function registerFormParser(app: FastifyInstance): void {
       );
     }
   });
+}
+
+/** qs drops `__proto__` keys silently; Kosh refuses them like any unknown field instead. */
+function prototypeKey(body: string): string | undefined {
+  for (const pair of body.split('&')) {
+    const raw = (pair.split('=')[0] ?? '').replace(/\+/g, ' ');
+    let key: string;
+    try {
+      key = decodeURIComponent(raw);
+    } catch {
+      key = raw;
+    }
+    if (key.includes('__proto__')) return key.replace(/\[/g, '.').replace(/\]/g, '');
+  }
+  return undefined;
+}
+
+/**
+ * NUL cannot be stored in PostgreSQL text or jsonb, and an unpaired UTF-16 surrogate cannot be
+ * encoded as UTF-8 (it would turn into U+FFFD): both are refused up front, naming the field,
+ * instead of failing in the database or being altered silently.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const MAX_SCAN_DEPTH = 32;
+
+function unstorablePath(value: unknown, path: string[], depth = 0): string[] | undefined {
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? path : undefined;
+  if (!value || typeof value !== 'object' || depth > MAX_SCAN_DEPTH) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    if (UNSTORABLE.test(key)) return path;
+    const found = unstorablePath(item, [...path, key], depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+export function refuseUnstorableText(request: FastifyRequest): void {
+  const parts = [
+    ['path parameter', request.params],
+    ['query parameter', request.query],
+    ['field', request.body],
+  ] as const;
+  for (const [where, value] of parts) {
+    const found = unstorablePath(value, []);
+    if (found) {
+      const field = found.join('.');
+      throw new KoshError(
+        'invalid_field',
+        `The ${where} '${field}' contains a character that is not allowed (NUL or an unpaired surrogate).`,
+        field || undefined,
+      );
+    }
+  }
 }
 
 interface SchemaLike {

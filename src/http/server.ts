@@ -14,11 +14,14 @@ import { registerPaymentRoutes } from '../modules/payments/payments.routes.js';
 import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
-import { coerceToSchema, registerFormParser } from './body.js';
+import { coerceToSchema, refuseUnstorableText, registerFormParser } from './body.js';
 import { handleError } from './errors.js';
+import { registerIdempotency } from './idempotency.js';
 import { createMetrics } from './metrics.js';
 import { registerNotFound } from './not-found.js';
 import { registerOpsRoutes } from './ops.routes.js';
+import { createRateLimiter } from './rate-limit.js';
+import { recordRoutes } from './route-registry.js';
 import { ErrorResponse } from './schemas.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -45,6 +48,10 @@ export async function buildServer(container: Container): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
+    // Behind N trusted proxies the client address (used by the failed-authentication throttle)
+    // is taken from X-Forwarded-For; otherwise from the socket.
+    trustProxy:
+      config.trustProxyHops > 0 ? (_address: string, hop: number) => hop < config.trustProxyHops : false,
     // A caller's X-Request-Id is kept when it is sane; otherwise Kosh makes one.
     requestIdHeader: false,
     genReqId: (request) => {
@@ -96,14 +103,24 @@ export async function buildServer(container: Container): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
   app.addSchema(ErrorResponse);
+  recordRoutes(app);
+  // Before any route: every POST route's handler is wrapped as it is registered.
+  registerIdempotency(app, services.idempotency);
   registerFormParser(app);
   app.setErrorHandler(handleError);
   registerNotFound(app);
 
-  app.addHook('onRequest', createAuthHook(services.accounts));
-  app.addHook('preValidation', async (request) => coerceToSchema(request));
+  const limiter = createRateLimiter(config.rateLimits, container.clock);
+  app.addHook('onRequest', createAuthHook(services.accounts, limiter));
+  app.addHook('onRequest', limiter.limitKey);
+  app.addHook('preValidation', async (request) => {
+    refuseUnstorableText(request);
+    coerceToSchema(request);
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    // Responses are data: a browser must never guess HTML from a body holding a merchant's string.
+    reply.header('X-Content-Type-Options', 'nosniff');
   });
   app.addHook('onResponse', async (request: FastifyRequest, reply) => {
     metrics.requestDuration.observe(

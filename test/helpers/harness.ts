@@ -58,7 +58,16 @@ export async function createHarness(kind: DatabaseKind, env: Record<string, stri
       done();
     },
   });
-  const config = loadConfig({ KOSH_LOG_LEVEL: 'info', KOSH_PUBLIC_URL: 'http://localhost:3000', ...env });
+  // Suites send far more requests per second than a merchant would and the test clock only moves
+  // when told: limits are lifted unless a suite sets them (test/security/rate-limits.test.ts does).
+  const config = loadConfig({
+    KOSH_LOG_LEVEL: 'info',
+    KOSH_PUBLIC_URL: 'http://localhost:3000',
+    KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
+    KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0',
+    KOSH_AUTH_FAILURE_LIMIT: '0',
+    ...env,
+  });
   const container = await createContainer(config, {
     db,
     clock,

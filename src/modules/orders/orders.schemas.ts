@@ -21,11 +21,16 @@ export const Order = Type.Object({
   currency: Type.String(),
   status: Type.Union([Type.Literal('created'), Type.Literal('attempted'), Type.Literal('paid')]),
   receipt: Type.Union([Type.String(), Type.Null()]),
-  metadata: Type.Record(Type.String(), Type.Unknown()),
+  // Not Type.Record: its `^.*$` key pattern does not match keys with line breaks, and the response
+  // serializer would silently drop them.
+  metadata: Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true }),
   created_at: Type.Integer({ description: 'Unix time in seconds' }),
   return_url: Type.Union([Type.String(), Type.Null()]),
   amount_paid: Type.Integer(),
-  bank_details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  bank_details: Type.Union([
+    Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true }),
+    Type.Null(),
+  ]),
   return_method: Type.String(),
   amount_pending: Type.Integer(),
 });

@@ -1,0 +1,206 @@
+import fc from 'fast-check';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import qs from 'qs';
+import { expect } from 'vitest';
+import { ERROR_CATALOGUE } from '../../src/domain/errors.js';
+import type { Harness, TestAccount } from '../helpers/harness.js';
+import { HOSTILE_STRINGS } from './tables.js';
+
+/**
+ * Property-based fuzzing of one route: every generated request must get a non-5xx answer, every
+ * error must be the documented envelope with a catalogued code, and a rejected request must
+ * leave the caller's data exactly as it was. A new endpoint is one `fuzzRoute(...)` call.
+ */
+
+export interface EncodedBody {
+  contentType?: string;
+  payload: string;
+}
+
+/** How many requests per route; CI needs at least 1,000. */
+export const FUZZ_RUNS = Number(process.env.KOSH_FUZZ_RUNS ?? 1_000);
+
+/** Characters that break naive handling: NUL, halves of surrogate pairs, quotes, markup, line breaks. */
+const hostileUnit = fc.constantFrom(
+  '\u0000',
+  '\ud800',
+  '\udc00',
+  "'",
+  '"',
+  '<',
+  '>',
+  '\\',
+  '%',
+  '\r',
+  '\n',
+  '\u202e',
+  '🙂',
+  'é',
+  'a',
+  ' ',
+);
+
+/** Short strings (fit a 40-character field) that are usually harmless and sometimes hostile. */
+export function shortText(maxLength = 40): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.string({ minLength: 1, maxLength }) },
+    { weight: 1, arbitrary: fc.string({ unit: hostileUnit, minLength: 1, maxLength }) },
+    { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_STRINGS.filter((text) => text.length <= maxLength)) },
+  );
+}
+
+/** Strings a merchant might send, near the limits, and hostile ones. */
+export const anyText = fc.oneof(
+  fc.string({ maxLength: 50 }),
+  fc.string({ unit: 'binary', maxLength: 50 }),
+  fc.string({ unit: hostileUnit, maxLength: 50 }),
+  fc.constantFrom(...HOSTILE_STRINGS, '', ' ', '\u0000', 'a\ud800', '\udfff', '0', '-1', 'null', 'true'),
+  fc.string({ minLength: 35, maxLength: 45 }),
+  fc.string({ minLength: 490, maxLength: 510 }),
+);
+
+/** Numbers around every boundary an amount or a limit has. */
+export const anyNumber = fc.oneof(
+  fc.integer(),
+  fc.integer({ min: -2, max: 200 }),
+  fc.constantFrom(99, 100, 101, 10_000_000_000, 10_000_001_000, 2 ** 53, -(2 ** 53), 1e308, -0, 0.5),
+  fc.double(),
+);
+
+/** A value of any JSON type (and some that JSON cannot hold, which serialise to null). */
+export const anyValue = fc.oneof(
+  { weight: 3, arbitrary: anyText },
+  { weight: 3, arbitrary: anyNumber },
+  { weight: 1, arbitrary: fc.constantFrom(true, false, null) },
+  { weight: 1, arbitrary: fc.anything({ maxDepth: 3, withObjectString: true, withNullPrototype: true }) },
+);
+
+/** Encodes a body object as JSON, as a form, or sends garbage under either content type. */
+export function encodings(value: fc.Arbitrary<unknown>): fc.Arbitrary<EncodedBody> {
+  return fc.oneof(
+    {
+      weight: 6,
+      arbitrary: value.map((body) => ({
+        contentType: 'application/json',
+        payload: JSON.stringify(body) ?? 'null',
+      })),
+    },
+    {
+      weight: 3,
+      arbitrary: value
+        .filter((body) => body !== null && typeof body === 'object')
+        .map((body) => ({ contentType: 'application/x-www-form-urlencoded', payload: qs.stringify(body) })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        contentType: fc.constantFrom(
+          'application/json',
+          'application/x-www-form-urlencoded',
+          'text/plain',
+          'application/xml',
+          'multipart/form-data; boundary=x',
+          'application/json; charset=utf-16',
+        ),
+        payload: fc.oneof(fc.string({ maxLength: 200 }), fc.json({ maxDepth: 4 })),
+      }),
+    },
+    { weight: 1, arbitrary: fc.constant({ payload: '' }) },
+  );
+}
+
+const digestQueries = new WeakMap<Harness, string>();
+
+/**
+ * Every row the account owns, in every table with an `account_id` column (so tables added later
+ * are covered), as one digest per table: row count and a sum of row hashes.
+ */
+export async function tenantDigest(harness: Harness, accountId: string): Promise<string> {
+  let sql = digestQueries.get(harness);
+  if (!sql) {
+    const tables = await harness.container.db.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.columns
+        WHERE table_schema = 'public' AND column_name = 'account_id' ORDER BY table_name`,
+    );
+    sql = tables
+      .map(
+        ({ table_name }) =>
+          `SELECT '${table_name}' AS t, count(*) || ':' || coalesce(sum(hashtext(x::text)::bigint), 0) AS d
+             FROM "${table_name}" x WHERE account_id = $1`,
+      )
+      .join(' UNION ALL ');
+    digestQueries.set(harness, sql);
+  }
+  const rows = await harness.container.db.query<{ t: string; d: string }>(sql, [accountId]);
+  return rows.map((row) => `${row.t}=${row.d}`).join(';');
+}
+
+/** The documented error envelope, with a catalogued code whose status and type match the reply. */
+export function expectErrorEnvelope(reply: LightMyRequestResponse): void {
+  expect(reply.headers['content-type']).toMatch(/^application\/json/);
+  const body = reply.json();
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(Object.keys(body.error).sort()).toEqual(['code', 'field', 'message', 'request_id', 'type']);
+  const entry = ERROR_CATALOGUE[body.error.code as keyof typeof ERROR_CATALOGUE];
+  expect(entry, `code ${body.error.code}`).toBeDefined();
+  expect(entry.status).toBe(reply.statusCode);
+  expect(entry.type).toBe(body.error.type);
+  expect(typeof body.error.message).toBe('string');
+  expect(body.error.field === null || typeof body.error.field === 'string').toBe(true);
+  expect(body.error.request_id).toBe(reply.headers['x-request-id']);
+}
+
+export interface FuzzRouteOptions {
+  method: InjectOptions['method'];
+  /** The URL, or an arbitrary of URLs (query strings, path ids). */
+  url: string | fc.Arbitrary<string>;
+  account: TestAccount;
+  body?: fc.Arbitrary<EncodedBody>;
+  /** Extra headers, such as Idempotency-Key. */
+  headers?: fc.Arbitrary<Record<string, string>>;
+  numRuns?: number;
+  /** Check that a rejected request changed nothing (default: for every method but GET and HEAD). */
+  checkUnchanged?: boolean;
+  /** Checks a 2xx reply further (its shape). */
+  onSuccess?(reply: LightMyRequestResponse): void;
+}
+
+/** Runs the property and returns how many replies each status got (to check the mix is useful). */
+export async function fuzzRoute(harness: Harness, options: FuzzRouteOptions): Promise<Map<number, number>> {
+  const statuses = new Map<number, number>();
+  const request = fc.record({
+    url: typeof options.url === 'string' ? fc.constant(options.url) : options.url,
+    body: options.body ?? fc.constant(undefined),
+    headers: options.headers ?? fc.constant({}),
+  });
+  const checkUnchanged = options.checkUnchanged ?? !['GET', 'HEAD'].includes(String(options.method));
+  // The state after one request is the state before the next: one digest per request.
+  let before = checkUnchanged ? await tenantDigest(harness, options.account.id) : '';
+  await fc.assert(
+    fc.asyncProperty(request, async ({ url, body, headers }) => {
+      const reply = await harness.app.inject({
+        method: options.method,
+        url,
+        headers: {
+          authorization: options.account.auth,
+          ...(body?.contentType ? { 'content-type': body.contentType } : {}),
+          ...headers,
+        },
+        payload: body?.payload,
+      });
+      statuses.set(reply.statusCode, (statuses.get(reply.statusCode) ?? 0) + 1);
+      expect(reply.statusCode, reply.body.slice(0, 500)).toBeLessThan(500);
+      const after = checkUnchanged ? await tenantDigest(harness, options.account.id) : '';
+      const previous = before;
+      before = after;
+      if (reply.statusCode >= 400) {
+        expectErrorEnvelope(reply);
+        expect(after, 'a rejected request changed data').toBe(previous);
+      } else {
+        options.onSuccess?.(reply);
+      }
+    }),
+    { numRuns: options.numRuns ?? FUZZ_RUNS },
+  );
+  return statuses;
+}

@@ -1,0 +1,182 @@
+import type { Harness, TestAccount } from '../helpers/harness.js';
+
+/**
+ * Tables the security suite iterates. A new endpoint joins the suite by adding a row here:
+ * payments, webhooks, events and documents add theirs as they land.
+ */
+
+/** A tenant-owned object: how to create one as an account and where to fetch and list it. */
+export interface TenantResource {
+  name: string;
+  /** Creates an object as `account`; returns its id and a string that appears only in it. */
+  create(harness: Harness, account: TestAccount): Promise<{ id: string; marker: string }>;
+  fetchUrl(id: string): string;
+  listUrl?: string;
+  /** A well-formed id of this kind that belongs to nobody. */
+  missingId: string;
+}
+
+let serial = 0;
+
+export const TENANT_RESOURCES: TenantResource[] = [
+  {
+    name: 'order',
+    async create(harness, account) {
+      const marker = `secret-receipt-${++serial}`;
+      const reply = await harness.request('POST', '/v1/orders/', {
+        auth: account,
+        json: { amount: 4321, currency: 'INR', receipt: marker, metadata: { note: marker } },
+      });
+      if (reply.statusCode !== 200) throw new Error(`order create failed: ${reply.body}`);
+      return { id: reply.json().data.id, marker };
+    },
+    fetchUrl: (id) => `/v1/orders/${id}/`,
+    listUrl: '/v1/orders/',
+    missingId: 'order_00000000000000000000000000',
+  },
+];
+
+/** A string field a caller can set: where it goes in the request and where it comes back. */
+export interface StringField {
+  name: string;
+  maxLength: number;
+  /** Hostile values this field refuses with a 400 instead of storing (tested separately). */
+  excludes?: string[];
+  /** The request body with `value` in this field. */
+  body(value: string): Record<string, unknown>;
+  /** The field's value in the created object (`data` of the response), to compare verbatim. */
+  read(data: Record<string, unknown>): unknown;
+}
+
+export interface StringFieldRoute {
+  route: string;
+  /** URL to fetch the created object again, from its response data. */
+  fetchUrl(data: Record<string, unknown>): string;
+  fields: StringField[];
+}
+
+const ORDER_BASE = { amount: 5000, currency: 'INR' };
+
+export const STRING_FIELD_ROUTES: StringFieldRoute[] = [
+  {
+    route: '/v1/orders/',
+    fetchUrl: (data) => `/v1/orders/${data.id}/`,
+    fields: [
+      {
+        name: 'receipt',
+        maxLength: 40,
+        body: (value) => ({ ...ORDER_BASE, receipt: value }),
+        read: (data) => data.receipt,
+      },
+      {
+        name: 'metadata value',
+        maxLength: 500,
+        body: (value) => ({ ...ORDER_BASE, metadata: { note: value } }),
+        read: (data) => (data.metadata as Record<string, unknown>).note,
+      },
+      {
+        name: 'metadata key',
+        maxLength: 40,
+        body: (value) => ({ ...ORDER_BASE, metadata: { [value]: 'v' } }),
+        // `__proto__` as a key is refused outright (see the refusal cases), never stored.
+        excludes: ['__proto__'],
+        read: (data) => Object.keys(data.metadata as Record<string, unknown>)[0],
+      },
+    ],
+  },
+];
+
+/** Values that break naive SQL, HTML, shell, path and format handling; each must be stored as text. */
+export const HOSTILE_STRINGS: string[] = [
+  "' OR '1'='1",
+  "'; DROP TABLE orders; --",
+  '"; DELETE FROM accounts WHERE ""="',
+  "1' UNION SELECT secret_hash FROM api_keys --",
+  '$1 $2 ::text',
+  '\\x00\\\\',
+  '"><script>alert(1)</script>',
+  "<img src=x onerror='alert(1)'>",
+  'javascript:alert(document.cookie)',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, on purpose.
+  '{{7*7}} ${7*7} <%= 7*7 %>',
+  '../../../../etc/passwd',
+  '%s%n%x %00 %27',
+  '$(rm -rf /) `id`',
+  '__proto__',
+  'constructor',
+  'Ω≈ç√∫ 日本語 🙂 עברית',
+  '\u202eevil\u202c',
+  'line\r\nInjected-Header: yes',
+];
+
+const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+/** Short keys so that 10,000 of them fit under the body limit and reach the validator. */
+const manyKeys = (count: number) =>
+  Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i.toString(36)}`, 0]));
+
+/** Hostile bodies for a JSON/form write route: each must be a 4xx, quickly, and change nothing. */
+export const HOSTILE_BODIES: [string, number, string, { json?: unknown; form?: string; raw?: string }][] = [
+  ['an oversized JSON body', 413, 'body_too_large', { raw: `{"receipt":"${'x'.repeat(200 * 1024)}"}` }],
+  ['an oversized form body', 413, 'body_too_large', { form: `receipt=${'x'.repeat(200 * 1024)}` }],
+  [
+    'JSON nested 20,000 levels',
+    400,
+    'invalid_field',
+    { raw: `{"amount":${nested(20_000)},"currency":"INR"}` },
+  ],
+  [
+    'JSON nested 20,000 levels in metadata',
+    400,
+    'invalid_field',
+    { raw: `{"amount":5000,"currency":"INR","metadata":${nested(20_000)}}` },
+  ],
+  [
+    'objects nested 5,000 levels',
+    400,
+    'unknown_field',
+    { raw: `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}` },
+  ],
+  [
+    'a 10,000-key object',
+    400,
+    'unknown_field',
+    { json: { amount: 5000, currency: 'INR', ...manyKeys(10_000) } },
+  ],
+  [
+    'a 10,000-key metadata',
+    400,
+    'invalid_field',
+    { json: { amount: 5000, currency: 'INR', metadata: manyKeys(10_000) } },
+  ],
+  [
+    'a form with 10,000 fields',
+    400,
+    'invalid_body',
+    { form: Array.from({ length: 10_000 }, (_, i) => `k${i.toString(36)}=0`).join('&') },
+  ],
+  [
+    'a 90,000-character receipt',
+    400,
+    'invalid_field',
+    { json: { amount: 5000, currency: 'INR', receipt: 'r'.repeat(90_000) } },
+  ],
+  [
+    'a 90,000-character metadata value',
+    400,
+    'invalid_field',
+    { json: { amount: 5000, currency: 'INR', metadata: { note: 'n'.repeat(90_000) } } },
+  ],
+  [
+    'a 30,000-character metadata key',
+    400,
+    'invalid_field',
+    { json: { amount: 5000, currency: 'INR', metadata: { ['k'.repeat(30_000)]: 1 } } },
+  ],
+  [
+    'a 50,000-digit amount',
+    400,
+    'invalid_field',
+    { raw: `{"amount":${'9'.repeat(50_000)},"currency":"INR"}` },
+  ],
+  ['an array of 20,000 items', 400, 'invalid_body', { raw: `[${Array(20_000).fill('1').join(',')}]` }],
+];
