@@ -123,5 +123,8 @@ export function coerceToSchema(request: FastifyRequest): void {
   const schema = request.routeOptions.schema as { body?: SchemaLike; querystring?: SchemaLike } | undefined;
   if (!schema) return;
   coerceObject(request.query, schema.querystring);
+  // A POST without any body (e.g. rotate-secret, redeliver) is an empty object, so the schema
+  // names what is missing instead of complaining that nothing was sent.
+  if (request.body === undefined && schema.body) request.body = {};
   if (request.headers['content-type']?.startsWith(FORM_TYPE)) coerceObject(request.body, schema.body);
 }

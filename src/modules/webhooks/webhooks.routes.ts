@@ -125,6 +125,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
         description:
           'Returns the new secret. For 24 hours deliveries carry signatures with both the old and the new secret.',
         params: IdParams,
+        body: Type.Object({}, { additionalProperties: false }),
         response: { 200: one, ...errorResponses(404) },
       },
     },
