@@ -14,22 +14,74 @@ export type IdPrefix =
   | 'doc'
   | 'vpa'
   | 'key'
-  | 'att';
+  | 'att'
+  | 'req';
 
 export interface IdGenerator {
   next(prefix: IdPrefix): string;
 }
 
 /**
+ * Prefixes whose ids sort in the order they were made within one process. The events of one
+ * transaction (payment.pending, then payment.captured and order.paid) usually share a millisecond;
+ * with a random suffix they would sort at random inside it, and the events list (keyset on id) and
+ * webhook fan-out would show payment.captured before payment.pending. Only events: a counted suffix
+ * can be guessed from its neighbour, and other ids must stay unpredictable (a payment id alone opens
+ * its authentication page).
+ */
+export const MONOTONIC_PREFIXES: ReadonlySet<IdPrefix> = new Set<IdPrefix>(['evt']);
+
+const RANDOM_BYTES = 10;
+const RANDOM_CHARS = 16;
+const RANDOM_MAX = (1n << 80n) - 1n;
+
+/**
  * `<prefix>_` + 10 characters of millisecond time + 16 characters (80 bits) of randomness.
  * Ids created later sort after earlier ones, so B-tree inserts stay local and ids serve as
- * keyset-pagination cursors.
+ * keyset-pagination cursors. Within one millisecond, ids of MONOTONIC_PREFIXES count up from the
+ * previous one; all others are random there.
  */
-export function createIdGenerator(now: () => number = Date.now): IdGenerator {
+export function createIdGenerator(
+  now: () => number = Date.now,
+  random: (size: number) => Buffer = randomBytes,
+): IdGenerator {
+  const monotonic = new Map<IdPrefix, () => string>();
   return {
     next(prefix) {
-      return `${prefix}_${encodeTime(now())}${encodeRandom(randomBytes(10))}`;
+      if (MONOTONIC_PREFIXES.has(prefix)) {
+        let suffix = monotonic.get(prefix);
+        if (!suffix) {
+          suffix = monotonicSuffix(now, random);
+          monotonic.set(prefix, suffix);
+        }
+        return `${prefix}_${suffix()}`;
+      }
+      return `${prefix}_${encodeTime(now())}${encodeRandom(toBigInt(random(RANDOM_BYTES)))}`;
     },
+  };
+}
+
+/**
+ * Suffixes that strictly increase: a new millisecond draws fresh randomness; the same millisecond
+ * (or a clock that stepped back) keeps the last time and adds one to the last random part, as
+ * monotonic ULIDs do. Overflowing 80 bits would take 2^80 ids in one millisecond from a fresh draw;
+ * should it happen, the time part moves on one millisecond rather than wrap around.
+ */
+function monotonicSuffix(now: () => number, random: (size: number) => Buffer): () => string {
+  let lastTime = -1;
+  let lastRandom = 0n;
+  return () => {
+    const time = now();
+    if (time > lastTime) {
+      lastTime = time;
+      lastRandom = toBigInt(random(RANDOM_BYTES));
+    } else if (lastRandom < RANDOM_MAX) {
+      lastRandom += 1n;
+    } else {
+      lastTime += 1;
+      lastRandom = toBigInt(random(RANDOM_BYTES));
+    }
+    return encodeTime(lastTime) + encodeRandom(lastRandom);
   };
 }
 
@@ -43,18 +95,17 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-function encodeRandom(bytes: Buffer): string {
+function toBigInt(bytes: Buffer): bigint {
+  return BigInt(`0x${bytes.toString('hex')}`);
+}
+
+/** 80 bits as 16 base32 characters, most significant first, so string order is numeric order. */
+function encodeRandom(value: bigint): string {
   let out = '';
-  let bits = 0;
-  let buffer = 0;
-  for (const byte of bytes) {
-    buffer = (buffer << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += ALPHABET[(buffer >> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    buffer &= (1 << bits) - 1;
+  let rest = value;
+  for (let i = 0; i < RANDOM_CHARS; i++) {
+    out = ALPHABET[Number(rest & 31n)] + out;
+    rest >>= 5n;
   }
   return out;
 }

@@ -58,7 +58,7 @@ export async function buildServer(container: Container): Promise<App> {
       const incoming = request.headers['x-request-id'];
       if (typeof incoming === 'string' && REQUEST_ID.test(incoming)) return incoming;
       counter = (counter + 1) % 1_000_000;
-      return `req_${container.ids.next('evt').slice(4, 20)}${counter.toString(36)}`;
+      return `req_${container.ids.next('req').slice(4, 20)}${counter.toString(36)}`;
     },
     ajv: {
       // Never coerce JSON types and never drop unknown fields silently: both are refused with a clear error.

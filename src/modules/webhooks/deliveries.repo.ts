@@ -53,6 +53,8 @@ export function createDeliveriesRepo() {
     /**
      * Turns up to `limit` new events into one pending delivery per matching enabled endpoint and
      * marks them fanned out, all in the caller's transaction. SKIP LOCKED lets several workers share.
+     * Events are taken and their deliveries made in id order, which is the order they were written
+     * (event ids count up within a millisecond, see domain/ids.ts).
      */
     async fanOut(tx: Queryable, limit: number, newId: () => string, now: Date): Promise<number> {
       const events = await tx.query<{
@@ -73,7 +75,8 @@ export function createDeliveriesRepo() {
            FROM events ev JOIN webhook_endpoints ep
              ON ep.account_id = ev.account_id AND ep.mode = ev.mode AND ep.enabled AND ep.deleted_at IS NULL
             AND (ep.enabled_events ? '*' OR ep.enabled_events ? ev.type)
-          WHERE ev.id = ANY($1::text[])`,
+          WHERE ev.id = ANY($1::text[])
+          ORDER BY ev.id, ep.id`,
         [eventIds],
       );
       if (pairs.length > 0) {
@@ -98,7 +101,7 @@ export function createDeliveriesRepo() {
     /**
      * Claims due deliveries of enabled endpoints by giving them a lease; the caller commits at once
      * and sends outside any transaction. A lease that runs out (the worker died) makes the delivery
-     * claimable again.
+     * claimable again. Deliveries due at the same time are claimed, and returned, in event order.
      */
     async claimDue(
       tx: Queryable,
@@ -113,16 +116,17 @@ export function createDeliveriesRepo() {
              JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.enabled
             WHERE d.status = 'pending' AND d.next_attempt_at <= $2
               AND (d.locked_until IS NULL OR d.locked_until <= $2)
-            ORDER BY d.next_attempt_at LIMIT $1
+            ORDER BY d.next_attempt_at, d.event_id, d.endpoint_id LIMIT $1
             FOR UPDATE OF d SKIP LOCKED),
          claimed AS (
            UPDATE webhook_deliveries d SET locked_until = $3, lease_token = $4, updated_at = $2
              FROM due WHERE d.id = due.id
-           RETURNING d.id, d.lease_token, d.mode, d.attempt_count, d.event_id, d.endpoint_id)
+           RETURNING d.id, d.lease_token, d.mode, d.attempt_count, d.event_id, d.endpoint_id, d.next_attempt_at)
          SELECT c.id, c.lease_token, c.mode, c.attempt_count, c.event_id, ev.type AS event_type,
                 ev.created_at AS event_created_at, ev.payload, c.endpoint_id, ep.url, ep.secret,
                 ep.previous_secret, ep.previous_secret_expires_at
-           FROM claimed c JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints ep ON ep.id = c.endpoint_id`,
+           FROM claimed c JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints ep ON ep.id = c.endpoint_id
+          ORDER BY c.next_attempt_at, c.event_id, c.endpoint_id`,
         [limit, now, leaseEnds, leaseToken],
       );
     },
