@@ -125,6 +125,12 @@ export function coerceToSchema(request: FastifyRequest): void {
   coerceObject(request.query, schema.querystring);
   // A POST without any body (e.g. rotate-secret, redeliver) is an empty object, so the schema
   // names what is missing instead of complaining that nothing was sent.
-  if (request.body === undefined && schema.body) request.body = {};
+  if (
+    request.body === undefined &&
+    schema.body &&
+    !request.headers['content-type']?.startsWith('multipart/')
+  ) {
+    request.body = {};
+  }
   if (request.headers['content-type']?.startsWith(FORM_TYPE)) coerceObject(request.body, schema.body);
 }
