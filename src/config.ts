@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { type AmountLimits, CURRENCIES } from './domain/money.js';
 
@@ -20,7 +21,10 @@ export interface Config {
   dbStatementTimeoutMs: number;
   paymentExpirySeconds: number;
   sandboxBootstrap: boolean;
+  /** HTTP processes `serve` runs (node:cluster); always 1 on the embedded database. */
   workers: number;
+  /** Set when more workers were asked for than the database allows; `serve` prints it. */
+  workersNotice: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -125,6 +129,19 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     amountLimits[currency.code] = { minAmount, maxAmount };
   }
 
+  // PGlite is one process's database (its folder is locked), so it always runs a single worker.
+  // On PostgreSQL every core serves by default.
+  const requestedWorkers =
+    merged.KOSH_WORKERS === undefined || merged.KOSH_WORKERS === ''
+      ? undefined
+      : integer(merged, 'KOSH_WORKERS', 1, 1, 256);
+  const workers = databaseUrl ? (requestedWorkers ?? os.availableParallelism()) : 1;
+  const workersNotice =
+    !databaseUrl && requestedWorkers !== undefined && requestedWorkers > 1
+      ? `${requestedWorkers} workers were asked for, but the embedded database (PGlite) serves one process: ` +
+        'running 1 worker. Set DATABASE_URL=postgres://… to use every core.'
+      : undefined;
+
   return {
     port,
     host,
@@ -142,6 +159,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     dbStatementTimeoutMs: integer(merged, 'KOSH_DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
-    workers: integer(merged, 'KOSH_WORKERS', 1, 1, 256),
+    workers,
+    workersNotice,
   };
 }
