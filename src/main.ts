@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { runPrimary } from './cli/cluster.js';
 import { sandboxBanner, writeSandboxCredentials } from './cli/sandbox-credentials.js';
 import { ConfigError, type ConfigOverrides, loadConfig } from './config.js';
-import { type Container, createContainer } from './container.js';
+import { type Container, createContainer, openDatabase } from './container.js';
 import { migrate } from './db/migrate.js';
 import { DataDirLockedError } from './db/pglite.js';
 import { KoshError } from './domain/errors.js';
@@ -191,14 +191,15 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve') return serve(values);
   if (command === 'migrate') {
     const config = loadConfig(process.env, overrides(values));
-    const container = await createContainer(config, { migrate: false });
+    // The database alone: the container reads tables (settings) that migrations create.
+    const db = await openDatabase(config);
     try {
-      const applied = await migrate(container.db);
+      const applied = await migrate(db);
       process.stdout.write(
         applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n',
       );
     } finally {
-      await container.close();
+      await db.close();
     }
     return;
   }

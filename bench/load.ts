@@ -1,0 +1,98 @@
+import autocannon from 'autocannon';
+import type { Fixtures, Scenario, Vars } from './scenarios.js';
+
+export interface LoadOptions {
+  url: string;
+  auth?: string;
+  connections: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  /** CPU seconds the server (all its processes) has used so far; gives the CPU cost per request. */
+  serverCpuSeconds?: () => number;
+}
+
+export interface Measured {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  errors: number;
+  non2xx: number;
+  timeouts: number;
+  /** Server CPU time per request in microseconds (all worker processes; the database not included). */
+  cpu_us: number;
+}
+
+type Request = autocannon.Request;
+
+/** Turns the scenario's steps into autocannon's request pipeline; static steps stay pre-built. */
+function requests(scenario: Scenario, fixtures: Fixtures, auth: string | undefined): Request[] {
+  const headers: Record<string, string> = auth ? { authorization: auth } : {};
+  return scenario.steps.map((step) => {
+    const dynamic = typeof step.path === 'function' || typeof step.body === 'function';
+    const build = (vars: Vars): Request => {
+      const path = typeof step.path === 'function' ? step.path(fixtures, vars) : step.path;
+      const bodyValue = typeof step.body === 'function' ? step.body(fixtures, vars) : step.body;
+      return bodyValue === undefined
+        ? { method: step.method, path, headers }
+        : {
+            method: step.method,
+            path,
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify(bodyValue),
+          };
+    };
+    const request: Request = dynamic
+      ? {
+          setupRequest: (_request: Request, context: object) =>
+            build((context as { vars?: Vars }).vars ?? {}),
+        }
+      : build({});
+    if (step.capture) {
+      const capture = step.capture;
+      request.onResponse = (status: number, body: string, context: object) => {
+        if (status >= 200 && status < 300) {
+          const holder = context as { vars?: Vars };
+          holder.vars ??= {};
+          capture(JSON.parse(body), holder.vars);
+        }
+      };
+    }
+    return request;
+  });
+}
+
+async function fire(options: LoadOptions, pipeline: Request[], durationSeconds: number) {
+  return autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: durationSeconds,
+    requests: pipeline,
+    timeout: 10,
+  });
+}
+
+/** Runs the scenario for a short warm-up (discarded: JIT, pools, caches), then for the measured time. */
+export async function measure(
+  options: LoadOptions,
+  scenario: Scenario,
+  fixtures: Fixtures,
+): Promise<Measured> {
+  const pipeline = requests(scenario, fixtures, options.auth);
+  if (options.warmupSeconds > 0) await fire(options, pipeline, options.warmupSeconds);
+  const cpuBefore = options.serverCpuSeconds?.() ?? 0;
+  const result = await fire(options, pipeline, options.durationSeconds);
+  const cpuSeconds = (options.serverCpuSeconds?.() ?? 0) - cpuBefore;
+  return {
+    requests: result.requests.total,
+    rps: Math.round(result.requests.total / result.duration),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    timeouts: result.timeouts,
+    cpu_us: result.requests.total > 0 ? Math.round((cpuSeconds * 1e6) / result.requests.total) : 0,
+  };
+}
