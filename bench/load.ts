@@ -9,6 +9,8 @@ export interface LoadOptions {
   warmupSeconds: number;
   /** CPU seconds the server (all its processes) has used so far; gives the CPU cost per request. */
   serverCpuSeconds?: () => number;
+  /** CPU seconds the PostgreSQL backends serving the bench database have used so far. */
+  databaseCpuSeconds?: () => Promise<Map<number, number>>;
 }
 
 export interface Measured {
@@ -22,6 +24,8 @@ export interface Measured {
   timeouts: number;
   /** Server CPU time per request in microseconds (all worker processes; the database not included). */
   cpu_us: number;
+  /** PostgreSQL backend CPU time per request in microseconds (0 on PGlite: it runs inside the server). */
+  db_cpu_us: number;
 }
 
 type Request = autocannon.Request;
@@ -82,8 +86,16 @@ export async function measure(
   const pipeline = requests(scenario, fixtures, options.auth);
   if (options.warmupSeconds > 0) await fire(options, pipeline, options.warmupSeconds);
   const cpuBefore = options.serverCpuSeconds?.() ?? 0;
+  const dbBefore = (await options.databaseCpuSeconds?.()) ?? new Map<number, number>();
   const result = await fire(options, pipeline, options.durationSeconds);
   const cpuSeconds = (options.serverCpuSeconds?.() ?? 0) - cpuBefore;
+  // Per backend: one opened during the run counts whole, one closed during it is lost (rare: pools stay warm).
+  let dbSeconds = 0;
+  for (const [pid, seconds] of (await options.databaseCpuSeconds?.()) ?? []) {
+    dbSeconds += seconds - (dbBefore.get(pid) ?? 0);
+  }
+  const perRequest = (seconds: number) =>
+    result.requests.total > 0 ? Math.round((seconds * 1e6) / result.requests.total) : 0;
   return {
     requests: result.requests.total,
     rps: Math.round(result.requests.total / result.duration),
@@ -93,6 +105,7 @@ export async function measure(
     errors: result.errors,
     non2xx: result.non2xx,
     timeouts: result.timeouts,
-    cpu_us: result.requests.total > 0 ? Math.round((cpuSeconds * 1e6) / result.requests.total) : 0,
+    cpu_us: perRequest(cpuSeconds),
+    db_cpu_us: perRequest(Math.max(0, dbSeconds)),
   };
 }

@@ -114,3 +114,18 @@ export function processTreeCpuSeconds(rootPid: number): number {
   for (const pid of tree) ticks += stats.get(pid)?.ticks ?? 0;
   return ticks / CLOCK_TICKS_PER_SECOND;
 }
+
+/** CPU seconds used so far by each of the given processes (no descendants); closed ones are left out. */
+export function processesCpuSeconds(pids: number[]): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
+    } catch {
+      // the backend closed
+    }
+  }
+  return seconds;
+}

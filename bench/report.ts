@@ -14,7 +14,15 @@ export interface ScenarioResult extends Measured {
 
 export interface Report {
   date: string;
-  machine: { cores: number; cpu: string; memory_gb: number; os: string };
+  machine: {
+    cores: number;
+    cpu: string;
+    memory_gb: number;
+    os: string;
+    /** 1, 5 and 15-minute load averages: other work on the machine skews throughput, not CPU per request. */
+    load_average_at_start: number[];
+    load_average_at_end: number[];
+  };
   versions: Record<string, string>;
   settings: Record<string, string | number | boolean>;
   baselines: Array<Measured & { name: BaselineName; description: string }>;
@@ -30,19 +38,19 @@ function rows(results: Array<ScenarioResult | (Measured & { name: string })>): s
     const bad = r.errors + r.non2xx + r.timeouts;
     const share = 'ratio' in r ? ` ${ratio(r.ratio)} |` : '';
     const cpuShare = 'ratio' in r ? ` ${ratio(r.cpu_ratio)} |` : '';
-    return `| ${r.name} | ${r.rps} |${share} ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${bad} | ${r.cpu_us} |${cpuShare}`;
+    return `| ${r.name} | ${r.rps} |${share} ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${bad} | ${r.cpu_us} | ${r.db_cpu_us} |${cpuShare}`;
   });
 }
 
 const SCENARIO_HEADER =
-  '| scenario | req/s | of baseline | p50 ms | p99 ms | max ms | errors + non-2xx | server CPU µs/req | CPU efficiency vs baseline |';
-const SCENARIO_RULE = '|---|---:|---:|---:|---:|---:|---:|---:|---:|';
+  '| scenario | req/s | of baseline | p50 ms | p99 ms | max ms | errors + non-2xx | server CPU µs/req | database CPU µs/req | CPU efficiency vs baseline |';
+const SCENARIO_RULE = '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
 
 export function markdown(report: Report): string {
   const lines = [
     `# Benchmark results`,
     '',
-    `${report.date} · ${report.machine.cores} cores (${report.machine.cpu}), ${report.machine.memory_gb} GB, ${report.machine.os}`,
+    `${report.date} · ${report.machine.cores} cores (${report.machine.cpu}), ${report.machine.memory_gb} GB, ${report.machine.os} · load average ${report.machine.load_average_at_start.join(' ')} at start, ${report.machine.load_average_at_end.join(' ')} at end`,
     '',
     Object.entries(report.versions)
       .map(([name, version]) => `${name} ${version}`)
@@ -56,8 +64,8 @@ export function markdown(report: Report): string {
     SCENARIO_RULE,
     ...rows(report.scenarios),
     '',
-    '| baseline | req/s | p50 ms | p99 ms | max ms | errors + non-2xx | server CPU µs/req |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| baseline | req/s | p50 ms | p99 ms | max ms | errors + non-2xx | server CPU µs/req | database CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...rows(report.baselines.map((b) => ({ ...b, name: `${b.name}: ${b.description}` }))),
   ];
   if (report.scale) {
@@ -84,6 +92,7 @@ export function printTable(title: string, results: ScenarioResult[]): void {
     'max ms',
     'errors+non2xx',
     'cpu µs/req',
+    'db µs/req',
     'cpu vs base',
   ];
   const body = results.map((r) => [
@@ -95,6 +104,7 @@ export function printTable(title: string, results: ScenarioResult[]): void {
     ms(r.max),
     String(r.errors + r.non2xx + r.timeouts),
     String(r.cpu_us),
+    String(r.db_cpu_us),
     ratio(r.cpu_ratio),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));

@@ -18,6 +18,7 @@ import {
   freePort,
   KOSH,
   kosh,
+  processesCpuSeconds,
   processTreeCpuSeconds,
   ROOT,
   type Running,
@@ -105,6 +106,21 @@ function versions(serverVersion: string): Record<string, string> {
   };
 }
 
+/**
+ * CPU of the PostgreSQL backends connected to the bench database (the service's or the baseline's
+ * pool, whichever runs). Only when the server runs on this machine; PGlite runs inside the service.
+ */
+async function databaseCpu(): Promise<Map<number, number>> {
+  const pids = await admin(async (client) =>
+    (
+      await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+        databaseName,
+      ])
+    ).rows.map((row) => row.pid),
+  );
+  return processesCpuSeconds(pids);
+}
+
 async function createFixtures(api: ApiCall, names: Set<string>): Promise<Fixtures> {
   const fixtures: Fixtures = {};
   for (const name of Object.keys(FIXTURES) as Array<keyof typeof FIXTURES>) {
@@ -124,6 +140,8 @@ async function createFixtures(api: ApiCall, names: Set<string>): Promise<Fixture
   }
   return fixtures;
 }
+
+const loadAtStart = os.loadavg().map((value) => Number(value.toFixed(1)));
 
 async function main(): Promise<void> {
   log(`Building Kosh…`);
@@ -157,7 +175,7 @@ async function main(): Promise<void> {
         ? { BASELINE_PGLITE_DIR: path.join(work, 'baseline-pglite') }
         : { DATABASE_URL: env.DATABASE_URL },
       logFile: path.join(work, 'baseline.log'),
-      load,
+      load: { ...load, databaseCpuSeconds: values.pglite ? undefined : databaseCpu },
     });
 
     const port = await freePort();
@@ -194,7 +212,13 @@ async function main(): Promise<void> {
       for (const scenario of list) {
         log(`  ${scenario.name}…`);
         const measured = await measure(
-          { url, auth, ...load, serverCpuSeconds: () => processTreeCpuSeconds(service.child.pid!) },
+          {
+            url,
+            auth,
+            ...load,
+            serverCpuSeconds: () => processTreeCpuSeconds(service.child.pid!),
+            databaseCpuSeconds: values.pglite ? undefined : databaseCpu,
+          },
           scenario,
           fixtures,
         );
@@ -204,7 +228,10 @@ async function main(): Promise<void> {
           baseline: scenario.baseline,
           ...measured,
           ratio: base ? measured.rps / base.rps : undefined,
-          cpu_ratio: base && measured.cpu_us > 0 ? base.cpu_us / measured.cpu_us : undefined,
+          cpu_ratio:
+            base && measured.cpu_us > 0
+              ? (base.cpu_us + base.db_cpu_us) / (measured.cpu_us + measured.db_cpu_us)
+              : undefined,
         });
       }
       return results;
@@ -248,6 +275,8 @@ async function main(): Promise<void> {
         cores: os.availableParallelism(),
         cpu: os.cpus()[0]?.model ?? 'unknown',
         memory_gb: Math.round(os.totalmem() / 2 ** 30),
+        load_average_at_start: loadAtStart,
+        load_average_at_end: os.loadavg().map((value) => Number(value.toFixed(1))),
         os: `${os.type()} ${os.release()}`,
       },
       versions: versions(serverVersion),

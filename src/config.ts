@@ -25,6 +25,8 @@ export interface Config {
   workers: number;
   /** Set when more workers were asked for than the database allows; `serve` prints it. */
   workersNotice: string | undefined;
+  /** One `info` line per request instead of Fastify's two; `false` logs only warnings and errors. */
+  requestLog: boolean;
 }
 
 export class ConfigError extends Error {
@@ -161,5 +163,6 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers,
     workersNotice,
+    requestLog: boolean(merged, 'KOSH_REQUEST_LOG', true),
   };
 }
