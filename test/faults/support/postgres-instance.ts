@@ -1,0 +1,96 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Debian's PostgreSQL server binaries; KOSH_PG_BIN overrides. */
+const BIN = process.env.KOSH_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A throwaway PostgreSQL server of the suite's own: initdb in a temporary folder, its own port,
+ * stopped and deleted by `destroy`. Never the machine's shared server. PostgreSQL refuses to run as
+ * root, so as root the server runs as the `postgres` OS user in a folder that user owns.
+ */
+export class PostgresInstance {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  private get dataDir(): string {
+    return path.join(this.dir, 'data');
+  }
+
+  private static run(binary: string, args: string[]): string {
+    const asRoot = process.getuid?.() === 0;
+    const command = asRoot ? 'runuser' : path.join(BIN, binary);
+    const fullArgs = asRoot ? ['-u', 'postgres', '--', path.join(BIN, binary), ...args] : args;
+    return execFileSync(command, fullArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  static async create(): Promise<PostgresInstance> {
+    if (!fs.existsSync(path.join(BIN, 'initdb'))) {
+      throw new Error(`PostgreSQL server binaries not found in ${BIN} (set KOSH_PG_BIN).`);
+    }
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-faults-pg-'));
+    if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', dir]);
+    const instance = new PostgresInstance(dir, await freePort());
+    PostgresInstance.run('initdb', [
+      '-D',
+      instance.dataDir,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+      '--no-sync',
+    ]);
+    instance.start();
+    return instance;
+  }
+
+  start(): void {
+    PostgresInstance.run('pg_ctl', [
+      '-D',
+      this.dataDir,
+      '-l',
+      path.join(this.dir, 'server.log'),
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=60`,
+      'start',
+    ]);
+  }
+
+  /** `fast`: open sessions are ended as by an operator; `immediate`: as by a crash. */
+  stop(mode: 'fast' | 'immediate' = 'fast'): void {
+    PostgresInstance.run('pg_ctl', ['-D', this.dataDir, '-m', mode, '-w', 'stop']);
+  }
+
+  destroy(): void {
+    try {
+      this.stop('immediate');
+    } catch {
+      // already stopped
+    }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
