@@ -3,8 +3,8 @@ import { openDatabase } from '../src/container.js';
 
 const BATCH = 500_000;
 
-/** A loaded order id: `order_00` + 25 digits sorts before every real id (older), and is a valid id. */
-const loadedId = (n: number) => `order_00${String(n).padStart(25, '0')}`;
+/** A loaded order id: `order_00` + 24 digits (26 characters after `order_`, like a real id) sorts before every real id (older), and is a valid id. */
+const loadedId = (n: number) => `order_00${String(n).padStart(24, '0')}`;
 
 /**
  * Bulk-loads `count` orders with generate_series while the service is stopped (PGlite's folder is
@@ -29,7 +29,7 @@ export async function loadOrders(options: {
       const to = Math.min(options.count, from + BATCH - 1);
       await db.query(
         `INSERT INTO orders (id, account_id, mode, amount, currency, status, created_at, updated_at)
-         SELECT 'order_00' || lpad(g::text, 25, '0'),
+         SELECT 'order_00' || lpad(g::text, 24, '0'),
                 CASE WHEN g % 2 = 0 THEN $1 ELSE $2 END,
                 'test', 1000 + g % 50000, 'INR', 'created',
                 now() - make_interval(secs => ($3 - g) / 1000.0),
