@@ -83,6 +83,23 @@ export const SCENARIOS: Scenario[] = [
     baseline: 'cached',
     steps: [{ method: 'GET', path: '/v1/payments/methods/' }],
   },
+  {
+    // A chain: each connection creates an order and reads it back (read-your-write). The whole
+    // charge (order → S2S → authentication page → Success → fetch) is the same shape, longer.
+    name: 'create then fetch order',
+    baseline: 'insert',
+    steps: [
+      {
+        method: 'POST',
+        path: '/v1/orders/',
+        body: ORDER_BODY,
+        capture: (body, vars) => {
+          vars.order = body.data.id;
+        },
+      },
+      { method: 'GET', path: (_fixtures, vars) => `/v1/orders/${vars.order}/` },
+    ],
+  },
 ];
 
 /** Scenarios re-run after bulk-loading `--scale` orders; `deep` is a cursor in the middle of the history. */
