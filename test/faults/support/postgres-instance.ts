@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /** Debian's PostgreSQL server binaries; KOSH_PG_BIN overrides. */
 const BIN = process.env.KOSH_PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -37,11 +38,17 @@ export class PostgresInstance {
     return path.join(this.dir, 'data');
   }
 
-  private static run(binary: string, args: string[]): string {
+  private static command(binary: string, args: string[]): [string, string[]] {
     const asRoot = process.getuid?.() === 0;
-    const command = asRoot ? 'runuser' : path.join(BIN, binary);
-    const fullArgs = asRoot ? ['-u', 'postgres', '--', path.join(BIN, binary), ...args] : args;
-    return execFileSync(command, fullArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return asRoot
+      ? ['runuser', ['-u', 'postgres', '--', path.join(BIN, binary), ...args]]
+      : [path.join(BIN, binary), args];
+  }
+
+  /** Asynchronous, so that the load the checks drive keeps flowing while the server stops or starts. */
+  private static async run(binary: string, args: string[]): Promise<void> {
+    const [command, fullArgs] = PostgresInstance.command(binary, args);
+    await promisify(execFile)(command, fullArgs);
   }
 
   static async create(): Promise<PostgresInstance> {
@@ -51,7 +58,7 @@ export class PostgresInstance {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-faults-pg-'));
     if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', dir]);
     const instance = new PostgresInstance(dir, await freePort());
-    PostgresInstance.run('initdb', [
+    await PostgresInstance.run('initdb', [
       '-D',
       instance.dataDir,
       '-U',
@@ -61,12 +68,12 @@ export class PostgresInstance {
       'UTF8',
       '--no-sync',
     ]);
-    instance.start();
+    await instance.start();
     return instance;
   }
 
-  start(): void {
-    PostgresInstance.run('pg_ctl', [
+  async start(): Promise<void> {
+    await PostgresInstance.run('pg_ctl', [
       '-D',
       this.dataDir,
       '-l',
@@ -81,13 +88,22 @@ export class PostgresInstance {
   }
 
   /** `fast`: open sessions are ended as by an operator; `immediate`: as by a crash. */
-  stop(mode: 'fast' | 'immediate' = 'fast'): void {
-    PostgresInstance.run('pg_ctl', ['-D', this.dataDir, '-m', mode, '-w', 'stop']);
+  async stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+    await PostgresInstance.run('pg_ctl', ['-D', this.dataDir, '-m', mode, '-w', 'stop']);
   }
 
+  /** Stops the server if it runs and deletes its folder. */
   destroy(): void {
+    const [command, args] = PostgresInstance.command('pg_ctl', [
+      '-D',
+      this.dataDir,
+      '-m',
+      'immediate',
+      '-w',
+      'stop',
+    ]);
     try {
-      this.stop('immediate');
+      execFileSync(command, args, { stdio: 'ignore' });
     } catch {
       // already stopped
     }
