@@ -92,6 +92,29 @@ export class PostgresInstance {
     await PostgresInstance.run('pg_ctl', ['-D', this.dataDir, '-m', mode, '-w', 'stop']);
   }
 
+  /**
+   * Freezes (SIGSTOP) or thaws (SIGCONT) the postmaster and every backend: a database that hangs
+   * instead of refusing, as on a stalled disk or a lost network path.
+   */
+  signalAll(signal: 'SIGSTOP' | 'SIGCONT'): number {
+    const postmaster = Number(
+      fs.readFileSync(path.join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    const pids = [postmaster];
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster)
+          pids.push(Number(entry));
+      } catch {
+        // gone
+      }
+    }
+    for (const pid of pids) process.kill(pid, signal);
+    return pids.length;
+  }
+
   /** Stops the server if it runs and deletes its folder. */
   destroy(): void {
     const [command, args] = PostgresInstance.command('pg_ctl', [
