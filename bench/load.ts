@@ -38,14 +38,19 @@ function requests(scenario: Scenario, fixtures: Fixtures, auth: string | undefin
     const build = (vars: Vars): Request => {
       const path = typeof step.path === 'function' ? step.path(fixtures, vars) : step.path;
       const bodyValue = typeof step.body === 'function' ? step.body(fixtures, vars) : step.body;
-      return bodyValue === undefined
-        ? { method: step.method, path, headers }
-        : {
-            method: step.method,
-            path,
-            headers: { ...headers, 'content-type': 'application/json' },
-            body: JSON.stringify(bodyValue),
-          };
+      if (bodyValue === undefined) return { method: step.method, path, headers };
+      const form = step.encoding === 'form';
+      return {
+        method: step.method,
+        path,
+        headers: {
+          ...headers,
+          'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json',
+        },
+        body: form
+          ? new URLSearchParams(bodyValue as Record<string, string>).toString()
+          : JSON.stringify(bodyValue),
+      };
     };
     const request: Request = dynamic
       ? {
@@ -59,7 +64,12 @@ function requests(scenario: Scenario, fixtures: Fixtures, auth: string | undefin
         if (status >= 200 && status < 300) {
           const holder = context as { vars?: Vars };
           holder.vars ??= {};
-          capture(JSON.parse(body), holder.vars);
+          // JSON bodies parsed; anything else (an HTML authentication page) handed over as text.
+          let parsed: unknown = body;
+          try {
+            parsed = JSON.parse(body);
+          } catch {}
+          capture(parsed, holder.vars);
         }
       };
     }
