@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { type AmountLimits, CURRENCIES } from './domain/money.js';
 
@@ -20,6 +21,7 @@ export interface Config {
   dbStatementTimeoutMs: number;
   paymentExpirySeconds: number;
   sandboxBootstrap: boolean;
+  /** HTTP processes `serve` runs (node:cluster); always 1 on the embedded database. */
   workers: number;
   /** Largest KYC document accepted by the api-portal upload, in bytes. */
   kycMaxFileBytes: number;
@@ -30,6 +32,10 @@ export interface Config {
   rateLimits: RateLimits;
   /** How many proxies in front of Kosh to trust for X-Forwarded-For (0: use the socket address). */
   trustProxyHops: number;
+  /** Set when more workers were asked for than the database allows; `serve` prints it. */
+  workersNotice: string | undefined;
+  /** One `info` line per request instead of Fastify's two; `false` logs only warnings and errors. */
+  requestLog: boolean;
   webhooks: WebhookSettings;
 }
 
@@ -178,6 +184,18 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       `expected 3 to 32 lowercase letters and digits, got '${vpaHandle}'.`,
     );
   }
+  // PGlite is one process's database (its folder is locked), so it always runs a single worker.
+  // On PostgreSQL every core serves by default.
+  const requestedWorkers =
+    merged.KOSH_WORKERS === undefined || merged.KOSH_WORKERS === ''
+      ? undefined
+      : integer(merged, 'KOSH_WORKERS', 1, 1, 256);
+  const workers = databaseUrl ? (requestedWorkers ?? os.availableParallelism()) : 1;
+  const workersNotice =
+    !databaseUrl && requestedWorkers !== undefined && requestedWorkers > 1
+      ? `${requestedWorkers} workers were asked for, but the embedded database (PGlite) serves one process: ` +
+        'running 1 worker. Set DATABASE_URL=postgres://… to use every core.'
+      : undefined;
 
   return {
     port,
@@ -196,7 +214,9 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     dbStatementTimeoutMs: integer(merged, 'KOSH_DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
-    workers: integer(merged, 'KOSH_WORKERS', 1, 1, 256),
+    workers,
+    workersNotice,
+    requestLog: boolean(merged, 'KOSH_REQUEST_LOG', true),
     webhooks: webhookSettings(merged),
     kycMaxFileBytes: integer(merged, 'KOSH_KYC_MAX_FILE_BYTES', 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     vpaHandle,

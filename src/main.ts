@@ -1,9 +1,11 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
+import { runPrimary } from './cli/cluster.js';
 import { sandboxBanner, writeSandboxCredentials } from './cli/sandbox-credentials.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, type ConfigOverrides, loadConfig } from './config.js';
-import { createContainer } from './container.js';
+import { type Container, createContainer, openDatabase } from './container.js';
 import { migrate } from './db/migrate.js';
 import { DataDirLockedError } from './db/pglite.js';
 import { KoshError } from './domain/errors.js';
@@ -11,6 +13,7 @@ import type { Mode } from './domain/principal.js';
 import { buildServer } from './http/server.js';
 import { backgroundJobs } from './jobs/jobs.js';
 import { startJobs } from './jobs/runner.js';
+import { createLogger } from './log.js';
 
 const USAGE = `Usage: kosh <command> [options]
 
@@ -32,6 +35,7 @@ Commands:
 
 Options:
   --port N  --host ADDR  --data-dir DIR  --public-url URL  --database-url URL
+  --workers N   HTTP processes sharing the port (default: one per core on PostgreSQL; 1 on PGlite)
   --json    print machine-readable JSON (admin commands)
 Settings come from the environment; see docs/configuration.md.`;
 
@@ -83,23 +87,51 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
+/** First start on an empty database: the sandbox accounts, their credentials printed once. */
+async function bootstrap(container: Container): Promise<void> {
+  const { config } = container;
+  if (!config.sandboxBootstrap) return;
+  const credentials = await container.services.accounts.bootstrapSandbox();
+  if (credentials) {
+    const file = writeSandboxCredentials(config.dataDir, credentials);
+    process.stdout.write(`${sandboxBanner(credentials, file, config.publicUrl)}\n`);
+  }
+}
+
+/**
+ * With more than one worker the primary migrates and bootstraps once, then forks the workers
+ * (each opens its own pool, runs the HTTP server and the background jobs; jobs are safe with
+ * any number of processes). With one worker everything runs in this process.
+ */
 async function serve(values: Parsed['values']): Promise<void> {
   const config = loadConfig(process.env, overrides(values));
-  const container = await createContainer(config);
-  if (config.sandboxBootstrap) {
-    const credentials = await container.services.accounts.bootstrapSandbox();
-    if (credentials) {
-      const file = writeSandboxCredentials(config.dataDir, credentials);
-      process.stdout.write(`${sandboxBanner(credentials, file, config.publicUrl)}\n`);
+  if (cluster.isPrimary && config.workersNotice) process.stderr.write(`kosh: ${config.workersNotice}\n`);
+  const clustered = config.workers > 1;
+  if (clustered && cluster.isPrimary) {
+    const log = createLogger(config.logLevel);
+    const setup = await createContainer(config, { log });
+    try {
+      await bootstrap(setup);
+    } finally {
+      await setup.close();
     }
+    const code = await runPrimary({
+      workers: config.workers,
+      log,
+      onListening: () =>
+        log.info({ url: config.publicUrl, database: 'postgres', workers: config.workers }, 'Kosh is serving'),
+    });
+    process.exit(code);
   }
+  const container = await createContainer(config, { migrate: !cluster.isWorker });
+  if (!cluster.isWorker) await bootstrap(container);
   const app = await buildServer(container);
   const jobs = startJobs(backgroundJobs(container), container.log);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    container.log.info({ signal }, 'shutting down');
+    container.log.info({ signal, pid: process.pid }, 'shutting down');
     await app.close();
     await jobs.stop();
     await container.close();
@@ -108,11 +140,16 @@ async function serve(values: Parsed['values']): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   await app.listen({ port: config.port, host: config.host });
+  if (cluster.isWorker) {
+    container.log.debug({ pid: process.pid }, 'worker serving');
+    return;
+  }
   container.log.info(
     {
       url: config.publicUrl,
       database: container.db.kind,
       data_dir: container.db.kind === 'pglite' ? config.dataDir : undefined,
+      workers: 1,
     },
     'Kosh is serving',
   );
@@ -226,14 +263,15 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'webhooks' && sub === 'listen') return listen(values);
   if (command === 'migrate') {
     const config = loadConfig(process.env, overrides(values));
-    const container = await createContainer(config, { migrate: false });
+    // The database alone: the container reads tables (settings) that migrations create.
+    const db = await openDatabase(config);
     try {
-      const applied = await migrate(container.db);
+      const applied = await migrate(db);
       process.stdout.write(
         applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n',
       );
     } finally {
-      await container.close();
+      await db.close();
     }
     return;
   }

@@ -2,9 +2,21 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { KoshError } from '../domain/errors.js';
 
+/**
+ * A statement PostgreSQL parses and plans once per connection and then only executes. For the hot
+ * path only: the name must be unique across Kosh and always carry the same text.
+ */
+export interface PreparedStatement {
+  name: string;
+  text: string;
+}
+
 /** The one query interface every repository uses: plain SQL with positional parameters. */
 export interface Queryable {
-  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(
+    text: string | PreparedStatement,
+    params?: readonly unknown[],
+  ): Promise<Row[]>;
 }
 
 export interface Db extends Queryable {
@@ -56,9 +68,17 @@ export function createPoolDb(
   kind: Db['kind'],
   closeExtra: () => Promise<void> = async () => {},
 ): Db {
-  const query = async <Row>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) => {
+  const query = async <Row>(
+    client: pg.Pool | pg.PoolClient,
+    text: string | PreparedStatement,
+    params?: readonly unknown[],
+  ) => {
     try {
-      const result = await client.query(text, params as unknown[] | undefined);
+      const values = params as unknown[] | undefined;
+      const result =
+        typeof text === 'string'
+          ? await client.query(text, values)
+          : await client.query({ name: text.name, text: text.text, values });
       return result.rows as Row[];
     } catch (error) {
       throw classify(error);

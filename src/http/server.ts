@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
 import type { Container } from '../container.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerDocumentRoutes } from '../modules/merchants/documents.routes.js';
@@ -42,9 +43,14 @@ declare module 'fastify' {
 /** Builds the HTTP application: plugins, hooks, then every route from an explicit list. */
 export async function buildServer(container: Container): Promise<App> {
   const { config, services } = container;
+  // Request ids: a random per-process prefix and a counter. Unique across processes and restarts
+  // without drawing randomness (or an id) on every request.
+  const requestIdPrefix = `req_${randomBytes(6).toString('hex')}`;
   let counter = 0;
   const app = Fastify({
     loggerInstance: container.log as FastifyBaseLogger,
+    // Fastify logs two lines per request; Kosh writes one (onResponse below), or none.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
@@ -57,8 +63,8 @@ export async function buildServer(container: Container): Promise<App> {
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       if (typeof incoming === 'string' && REQUEST_ID.test(incoming)) return incoming;
-      counter = (counter + 1) % 1_000_000;
-      return `req_${container.ids.next('req').slice(4, 20)}${counter.toString(36)}`;
+      counter++;
+      return `${requestIdPrefix}${counter.toString(36)}`;
     },
     ajv: {
       // Never coerce JSON types and never drop unknown fields silently: both are refused with a clear error.
@@ -123,14 +129,17 @@ export async function buildServer(container: Container): Promise<App> {
     reply.header('X-Content-Type-Options', 'nosniff');
   });
   app.addHook('onResponse', async (request: FastifyRequest, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
     metrics.requestDuration.observe(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
-        status: String(reply.statusCode),
-      },
+      { method: request.method, route, status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    if (config.requestLog) {
+      request.log.info(
+        { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+        'request',
+      );
+    }
   });
 
   registerOpsRoutes(app, { db: container.db, metrics });

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/schemas.js';
+import type { MethodsConfig } from './methods.js';
 import type { MethodsService } from './methods.service.js';
 
 const Flags = (keys: string[]) => Type.Object(Object.fromEntries(keys.map((key) => [key, Type.Boolean()])));
@@ -25,6 +26,9 @@ export const MethodsResponse = Type.Object({
 });
 
 export function registerMethodsRoutes(app: App, methods: MethodsService): void {
+  // The service hands out the same cached object until its TTL ends, so its JSON is built once per
+  // object and dropped with it (a WeakMap): the hot read path does no serialisation at all.
+  const serialised = new WeakMap<MethodsConfig, string>();
   app.get(
     '/v1/payments/methods/',
     {
@@ -37,9 +41,16 @@ export function registerMethodsRoutes(app: App, methods: MethodsService): void {
         response: { 200: MethodsResponse, ...errorResponses(403) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const principal = principalOf(request);
-      return { entity: 'methods' as const, ...(await methods.get(principal.accountId, principal.mode)) };
+      const config = await methods.get(principal.accountId, principal.mode);
+      let json = serialised.get(config);
+      if (json === undefined) {
+        json = JSON.stringify({ entity: 'methods', ...config });
+        serialised.set(config, json);
+      }
+      // A string payload is sent as it is; the typed reply only knows the object form.
+      return reply.type('application/json; charset=utf-8').send(json as never);
     },
   );
 }

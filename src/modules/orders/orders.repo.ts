@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/db.js';
+import type { PreparedStatement, Queryable } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/principal.js';
 
@@ -23,6 +23,26 @@ export interface OrderRow {
 const COLUMNS =
   'id, account_id, mode, amount, currency, status, receipt, metadata, return_url, return_method, amount_paid, bank_details, created_at';
 
+// The hot statements are prepared (parsed and planned once per connection). The list has one
+// statement with a cursor and one without, so that a generic plan is an index range scan either way.
+const INSERT: PreparedStatement = {
+  name: 'orders_insert',
+  text: `INSERT INTO orders (id, account_id, mode, amount, currency, status, receipt, metadata, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 'created', $6, $7, $8, $8) RETURNING ${COLUMNS}`,
+};
+const FIND: PreparedStatement = {
+  name: 'orders_find',
+  text: `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2 AND mode = $3`,
+};
+const LIST_FIRST: PreparedStatement = {
+  name: 'orders_list_first',
+  text: `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND mode = $2 ORDER BY id DESC LIMIT $3`,
+};
+const LIST_AFTER: PreparedStatement = {
+  name: 'orders_list_after',
+  text: `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND mode = $2 AND id < $4 ORDER BY id DESC LIMIT $3`,
+};
+
 export function createOrdersRepo() {
   return {
     async insert(
@@ -38,20 +58,16 @@ export function createOrdersRepo() {
         createdAt: Date;
       },
     ): Promise<OrderRow> {
-      const [row] = await db.query<OrderRow>(
-        `INSERT INTO orders (id, account_id, mode, amount, currency, status, receipt, metadata, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, 'created', $6, $7, $8, $8) RETURNING ${COLUMNS}`,
-        [
-          order.id,
-          order.accountId,
-          order.mode,
-          order.amount,
-          order.currency,
-          order.receipt,
-          order.metadata,
-          order.createdAt,
-        ],
-      );
+      const [row] = await db.query<OrderRow>(INSERT, [
+        order.id,
+        order.accountId,
+        order.mode,
+        order.amount,
+        order.currency,
+        order.receipt,
+        order.metadata,
+        order.createdAt,
+      ]);
       return row!;
     },
 
@@ -64,7 +80,9 @@ export function createOrdersRepo() {
       forUpdate = false,
     ): Promise<OrderRow | undefined> {
       const [row] = await db.query<OrderRow>(
-        `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2 AND mode = $3${forUpdate ? ' FOR UPDATE' : ''}`,
+        forUpdate
+          ? `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`
+          : FIND,
         [id, accountId, mode],
       );
       return row;
@@ -105,12 +123,9 @@ export function createOrdersRepo() {
     },
 
     async list(db: Queryable, accountId: string, mode: Mode, page: PageRequest): Promise<OrderRow[]> {
-      return db.query<OrderRow>(
-        `SELECT ${COLUMNS} FROM orders
-          WHERE account_id = $1 AND mode = $2 AND ($3::text IS NULL OR id < $3)
-          ORDER BY id DESC LIMIT $4`,
-        [accountId, mode, page.cursor ?? null, page.limit + 1],
-      );
+      return page.cursor === undefined
+        ? db.query<OrderRow>(LIST_FIRST, [accountId, mode, page.limit + 1])
+        : db.query<OrderRow>(LIST_AFTER, [accountId, mode, page.limit + 1, page.cursor]);
     },
   };
 }

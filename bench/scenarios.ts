@@ -1,0 +1,131 @@
+/**
+ * The load scenarios, as data. A scenario is a sequence of HTTP steps each connection repeats
+ * (usually one step), the fixtures it needs created before it runs, and the baseline its
+ * throughput is compared with. Adding a scenario is adding an entry here.
+ */
+
+export type BaselineName = 'insert' | 'select' | 'page' | 'cached';
+
+// biome-ignore lint/suspicious/noExplicitAny: each scenario reads the fields it knows from a response body.
+export type JsonBody = any;
+
+/** Per-connection values a step can set from a response and a later step can read. */
+export type Vars = Record<string, string>;
+
+export interface Step {
+  method: 'GET' | 'POST';
+  path: string | ((fixtures: Fixtures, vars: Vars) => string);
+  body?: unknown | ((fixtures: Fixtures, vars: Vars) => unknown);
+  /** How the body is sent: JSON (default) or an HTML form post (`application/x-www-form-urlencoded`). */
+  encoding?: 'json' | 'form';
+  /** Reads what later steps need (e.g. an id) from a successful response. */
+  capture?: (body: JsonBody, vars: Vars) => void;
+}
+
+export interface Scenario {
+  name: string;
+  baseline: BaselineName;
+  /** Fixtures created through the API before the scenario runs (see FIXTURES). */
+  uses?: FixtureName[];
+  steps: Step[];
+}
+
+export type FixtureName = 'orders';
+export type Fixtures = Partial<Record<FixtureName, string[]>>;
+
+/** Uniform pick: every request reads a different row, as real traffic does. */
+export function pick(list: string[] | undefined): string {
+  if (!list?.length) throw new Error('A scenario used a fixture it did not declare in `uses`.');
+  return list[Math.floor(Math.random() * list.length)]!;
+}
+
+export const ORDER_BODY = {
+  amount: 5000,
+  currency: 'INR',
+  receipt: 'bench-receipt',
+  metadata: { cart: '42' },
+};
+
+/** How fixtures are made: `count` objects created through the public API by `create`. */
+export interface FixtureSpec {
+  count: number;
+  /** Creates one fixture and returns its id; `fixtures` holds the ones made before it. */
+  create: (api: ApiCall, fixtures: Fixtures) => Promise<string>;
+}
+
+export type ApiCall = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<JsonBody>;
+
+export const FIXTURES: Record<FixtureName, FixtureSpec> = {
+  orders: {
+    count: 1_000,
+    create: async (api) => (await api('POST', '/v1/orders/', ORDER_BODY)).data.id,
+  },
+};
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'create order',
+    baseline: 'insert',
+    steps: [{ method: 'POST', path: '/v1/orders/', body: ORDER_BODY }],
+  },
+  {
+    name: 'fetch order',
+    baseline: 'select',
+    uses: ['orders'],
+    steps: [{ method: 'GET', path: (fixtures) => `/v1/orders/${pick(fixtures.orders)}/` }],
+  },
+  {
+    name: 'list orders',
+    baseline: 'page',
+    uses: ['orders'],
+    steps: [{ method: 'GET', path: '/v1/orders/?limit=10' }],
+  },
+  {
+    name: 'methods',
+    baseline: 'cached',
+    steps: [{ method: 'GET', path: '/v1/payments/methods/' }],
+  },
+  {
+    // A chain: each connection creates an order and reads it back (read-your-write). The whole
+    // charge (order → S2S → authentication page → Success → fetch) is the same shape, longer.
+    name: 'create then fetch order',
+    baseline: 'insert',
+    steps: [
+      {
+        method: 'POST',
+        path: '/v1/orders/',
+        body: ORDER_BODY,
+        capture: (body, vars) => {
+          vars.order = body.data.id;
+        },
+      },
+      { method: 'GET', path: (_fixtures, vars) => `/v1/orders/${vars.order}/` },
+    ],
+  },
+];
+
+/** Scenarios re-run after bulk-loading `--scale` orders; `deep` is a cursor in the middle of the history. */
+export function scaleScenarios(loadedIds: { sample: () => string; deepCursor: string }): Scenario[] {
+  return [
+    {
+      name: 'create order (scaled)',
+      baseline: 'insert',
+      steps: [{ method: 'POST', path: '/v1/orders/', body: ORDER_BODY }],
+    },
+    {
+      name: 'fetch order (scaled)',
+      baseline: 'select',
+      steps: [{ method: 'GET', path: () => `/v1/orders/${loadedIds.sample()}/` }],
+    },
+    {
+      name: 'list orders (scaled)',
+      baseline: 'page',
+      steps: [{ method: 'GET', path: '/v1/orders/?limit=10' }],
+    },
+    {
+      name: 'list orders deep page (scaled)',
+      baseline: 'page',
+      steps: [{ method: 'GET', path: `/v1/orders/?limit=10&cursor=${loadedIds.deepCursor}` }],
+    },
+  ];
+}

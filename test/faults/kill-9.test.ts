@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, PostgresInstance } from './support/postgres-instance.js';
+import { koshCommand, Service } from './support/service.js';
+import {
+  httpClient,
+  ORDER_WORKLOAD,
+  paced,
+  printCounts,
+  verifyAll,
+  type Workload,
+} from './support/workload.js';
+
+// Add the S2S payment workload here when payments exist (docs/performance.md, "Fault suite").
+const WORKLOADS: Workload[] = [ORDER_WORKLOAD];
+const KILLS = 10;
+const RATE = 200;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('kill -9 of the service under load', () => {
+  let postgres: PostgresInstance;
+  let service: Service | undefined;
+  let env: NodeJS.ProcessEnv;
+  let auth: string;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-faults-'));
+
+  beforeAll(async () => {
+    postgres = await PostgresInstance.create();
+    env = {
+      ...process.env,
+      DATABASE_URL: postgres.url,
+      KOSH_DATA_DIR: dataDir,
+      KOSH_SANDBOX_BOOTSTRAP: 'false',
+      KOSH_LOG_LEVEL: 'info',
+      KOSH_DB_POOL_SIZE: '5',
+    };
+    const { stdout } = await koshCommand(['merchant', 'create', '--name', 'Fault Merchant', '--json'], {
+      ...env,
+      KOSH_LOG_LEVEL: 'warn',
+    });
+    const credentials = JSON.parse(stdout);
+    auth = `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`;
+  });
+
+  afterAll(async () => {
+    service?.kill9();
+    postgres?.destroy();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it(`keeps every acknowledged order through ${KILLS} kill -9 at ${RATE} req/s`, async () => {
+    service = new Service(await freePort(), env, ['--workers', '2']);
+    await service.start();
+    const client = httpClient(() => service!.url, auth, 5_000);
+    const load = paced(client, WORKLOADS, RATE);
+    for (let kill = 0; kill < KILLS; kill++) {
+      await sleep(700 + Math.random() * 800);
+      service.kill9();
+      await service.start();
+    }
+    await sleep(1_000);
+    await load.stop();
+
+    // Read everything back from a freshly started service.
+    service.kill9();
+    await service.start();
+    const counts = await verifyAll(client, WORKLOADS, load.acknowledged);
+    printCounts('kill -9', counts);
+    const failed = load.outcomes.filter((outcome) => outcome.status !== 200).length;
+    process.stdout.write(`[kill -9] requests sent ${load.outcomes.length}, not acknowledged ${failed}\n`);
+    for (const count of Object.values(counts)) {
+      expect(count.acknowledged).toBeGreaterThan(KILLS * 50);
+      expect(count.lost).toEqual([]);
+    }
+  }, 150_000);
+
+  it('replaces a cluster worker killed with -9 while the others keep serving', async () => {
+    if (!service?.alive) {
+      service = new Service(await freePort(), env, ['--workers', '2']);
+      await service.start();
+    }
+    const client = httpClient(() => service!.url, auth, 5_000);
+    const before = service.workerPids();
+    expect(before).toHaveLength(2);
+    process.kill(before[0]!, 'SIGKILL');
+    let replaced: number[] = [];
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      replaced = service.workerPids();
+      if (replaced.length === 2 && !replaced.includes(before[0]!)) break;
+      await sleep(100);
+    }
+    expect(replaced).toHaveLength(2);
+    expect(replaced).not.toContain(before[0]);
+    expect(replaced).toContain(before[1]);
+    expect(service.alive).toBe(true);
+    const created = await client.request('POST', '/v1/orders/', { amount: 4242, currency: 'INR' });
+    expect(created.status).toBe(200);
+  }, 30_000);
+});

@@ -1,0 +1,31 @@
+import os from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+const PG = 'postgres://postgres@127.0.0.1:5432/kosh';
+
+describe('worker count', () => {
+  it('uses every core on PostgreSQL by default', () => {
+    const config = loadConfig({ DATABASE_URL: PG });
+    expect(config.workers).toBe(os.availableParallelism());
+    expect(config.workersNotice).toBeUndefined();
+  });
+
+  it('takes --workers / KOSH_WORKERS on PostgreSQL', () => {
+    expect(loadConfig({ DATABASE_URL: PG }, { workers: '3' }).workers).toBe(3);
+    expect(loadConfig({ DATABASE_URL: PG, KOSH_WORKERS: '1' }).workers).toBe(1);
+  });
+
+  it('runs one worker on PGlite, and says so when more were asked for', () => {
+    expect(loadConfig({}).workers).toBe(1);
+    expect(loadConfig({}).workersNotice).toBeUndefined();
+    const forced = loadConfig({}, { workers: '4' });
+    expect(forced.workers).toBe(1);
+    expect(forced.workersNotice).toMatch(/4 workers were asked for.*PGlite.*running 1 worker/);
+  });
+
+  it('refuses a worker count that is not a positive whole number', () => {
+    expect(() => loadConfig({ DATABASE_URL: PG }, { workers: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DATABASE_URL: PG }, { workers: 'two' })).toThrow(/KOSH_WORKERS/);
+  });
+});
