@@ -37,7 +37,14 @@ export class Service {
       process.execPath,
       [...NODE_ARGS, 'serve', '--port', String(this.port), ...this.extraArgs],
       {
-        env: { ...this.env, KOSH_REQUEST_LOG: 'false' },
+        // Durability is under test here, not the per-key limits: one key sends 200 req/s and then
+        // reads every acknowledged object back, far above the default test-mode limit.
+        env: {
+          ...this.env,
+          KOSH_REQUEST_LOG: 'false',
+          KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
+          KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0',
+        },
         cwd: ROOT,
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -62,6 +62,23 @@ export function httpClient(baseUrl: () => string, auth: string, timeoutMs: numbe
   };
 }
 
+/**
+ * Reads an object back for verification. Only a 404 means "not there": any other answer (a 503
+ * while the service settles, a refused connection) is retried, so that `lost` never counts
+ * objects the check merely failed to read.
+ */
+export async function readBack(client: Client, url: string): ReturnType<Client['request']> {
+  let outcome = await client.request('GET', url);
+  for (let attempt = 1; attempt < 10 && outcome.status !== 200 && outcome.status !== 404; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    outcome = await client.request('GET', url);
+  }
+  if (outcome.status !== 200 && outcome.status !== 404) {
+    throw new Error(`could not read ${url} back: last answer ${outcome.status}`);
+  }
+  return outcome;
+}
+
 export const ORDER_WORKLOAD: Workload = {
   name: 'orders',
   async send(client, sequence) {
@@ -83,7 +100,7 @@ export const ORDER_WORKLOAD: Workload = {
     };
   },
   async verify(client, acknowledged) {
-    const outcome = await client.request('GET', `/v1/orders/${acknowledged.id}/`);
+    const outcome = await readBack(client, `/v1/orders/${acknowledged.id}/`);
     if (outcome.status !== 200) return false;
     const order = outcome.body.data;
     return Object.entries(acknowledged.expected).every(([key, value]) => order[key] === value);
