@@ -1,36 +1,15 @@
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMerchant } from '../../examples/merchant/app.js';
+import { type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { freePort } from '../helpers/process.js';
 
 /**
  * The customer's whole journey in Debian's headless Chromium: the example shop, Kosh's html_form or
  * redirect, the sandbox bank or wallet page, the signed return POST, and the status the shop fetched.
  */
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 const CASES = [
   { code: 'ICIC', method: 'netbanking', action: 'html_form' },
   { code: 'HDFC', method: 'netbanking', action: 'redirect' },
@@ -47,8 +26,8 @@ const CHOICES = [
 for (const kind of DATABASE_KINDS) {
   describe(`payments in a real browser [${kind}]`, () => {
     let harness: Harness;
+    let browser: LaunchedBrowser;
     let context: BrowserContext;
-    let userDataDir: string;
     let shop: { url: string; close(): Promise<void> };
     let koshUrl: string;
 
@@ -63,20 +42,15 @@ for (const kind of DATABASE_KINDS) {
         apiKey: merchant.credentials.api_key,
         secretKey: merchant.credentials.secret_key,
       });
-      userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-chromium-'));
       // A fresh profile per run: nothing cached or remembered between runs.
-      context = await chromium.launchPersistentContext(userDataDir, {
-        executablePath: process.env.KOSH_CHROMIUM ?? '/usr/bin/chromium',
-        headless: true,
-        args: CHROMIUM_FLAGS,
-      });
+      browser = await launchBrowser();
+      context = browser.context;
     });
 
     afterAll(async () => {
-      await context?.close();
+      await browser?.close();
       await shop?.close();
       await harness?.close();
-      if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
     });
 
     for (const testCase of CASES) {
