@@ -15,7 +15,7 @@ export type Vars = Record<string, string>;
 export interface Step {
   method: 'GET' | 'POST';
   path: string | ((fixtures: Fixtures, vars: Vars) => string);
-  body?: unknown | ((fixtures: Fixtures, vars: Vars) => unknown);
+  body?: Record<string, unknown> | ((fixtures: Fixtures, vars: Vars) => unknown);
   /** How the body is sent: JSON (default) or an HTML form post (`application/x-www-form-urlencoded`). */
   encoding?: 'json' | 'form';
   /** Reads what later steps need (e.g. an id) from a successful response. */
