@@ -152,6 +152,10 @@ async function main(): Promise<void> {
     ...process.env,
     KOSH_SANDBOX_BOOTSTRAP: 'false',
     KOSH_DATA_DIR: dataDir,
+    // The bench drives one key far past its rate limit on purpose: off (0), as docs/rate-limits.md
+    // documents, or it would measure 429s. The failed-authentication throttle stays on (never hit).
+    KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
+    KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0',
     DATABASE_URL: values.pglite ? '' : databaseUrl(databaseName),
   };
   if (!values.pglite) {

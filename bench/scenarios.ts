@@ -15,7 +15,7 @@ export type Vars = Record<string, string>;
 export interface Step {
   method: 'GET' | 'POST';
   path: string | ((fixtures: Fixtures, vars: Vars) => string);
-  body?: unknown | ((fixtures: Fixtures, vars: Vars) => unknown);
+  body?: Record<string, unknown> | ((fixtures: Fixtures, vars: Vars) => unknown);
   /** How the body is sent: JSON (default) or an HTML form post (`application/x-www-form-urlencoded`). */
   encoding?: 'json' | 'form';
   /** Reads what later steps need (e.g. an id) from a successful response. */
@@ -30,7 +30,7 @@ export interface Scenario {
   steps: Step[];
 }
 
-export type FixtureName = 'orders';
+export type FixtureName = 'orders' | 'payments';
 export type Fixtures = Partial<Record<FixtureName, string[]>>;
 
 /** Uniform pick: every request reads a different row, as real traffic does. */
@@ -55,10 +55,43 @@ export interface FixtureSpec {
 
 export type ApiCall = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<JsonBody>;
 
+/**
+ * An S2S payment body (seed §4.2) for an order of ORDER_BODY's amount. An order that is not paid
+ * takes any number of payments (each attempt moves it to `attempted`), so the S2S scenarios can
+ * spread their payments over the order fixtures instead of creating an order per payment.
+ */
+export function paymentBody(orderId: string, instrument: 'netbanking' | 'wallet'): Record<string, unknown> {
+  return {
+    amount: ORDER_BODY.amount,
+    currency: ORDER_BODY.currency,
+    contact: '+919876543210',
+    name: 'Asha Rao',
+    email: 'asha@example.com',
+    order_id: orderId,
+    return_url: 'https://merchant.example/return',
+    description: 'Two notebooks',
+    ...(instrument === 'netbanking'
+      ? { method: 'netbanking', bank: 'ICIC' }
+      : { method: 'wallet', wallet: 'AIRTELMONEY' }),
+  };
+}
+
+/** The single-use token of the sandbox authentication page (the hidden `token` input). */
+export function pageToken(html: unknown): string | undefined {
+  return typeof html === 'string' ? /name="token" value="([^"]+)"/.exec(html)?.[1] : undefined;
+}
+
 export const FIXTURES: Record<FixtureName, FixtureSpec> = {
   orders: {
     count: 1_000,
     create: async (api) => (await api('POST', '/v1/orders/', ORDER_BODY)).data.id,
+  },
+  payments: {
+    count: 1_000,
+    create: async (api) => {
+      const order = (await api('POST', '/v1/orders/', ORDER_BODY)).data.id;
+      return (await api('POST', '/v1/payments/create/s2s/', paymentBody(order, 'netbanking'))).payment_id;
+    },
   },
 };
 
@@ -100,6 +133,73 @@ export const SCENARIOS: Scenario[] = [
         },
       },
       { method: 'GET', path: (_fixtures, vars) => `/v1/orders/${vars.order}/` },
+    ],
+  },
+  {
+    name: 'S2S payment (net banking)',
+    baseline: 'insert',
+    uses: ['orders'],
+    steps: [
+      {
+        method: 'POST',
+        path: '/v1/payments/create/s2s/',
+        body: (fixtures) => paymentBody(pick(fixtures.orders), 'netbanking'),
+      },
+    ],
+  },
+  {
+    name: 'S2S payment (wallet)',
+    baseline: 'insert',
+    uses: ['orders'],
+    steps: [
+      {
+        method: 'POST',
+        path: '/v1/payments/create/s2s/',
+        body: (fixtures) => paymentBody(pick(fixtures.orders), 'wallet'),
+      },
+    ],
+  },
+  {
+    name: 'fetch payment',
+    baseline: 'select',
+    uses: ['payments'],
+    steps: [{ method: 'GET', path: (fixtures) => `/v1/payments/${pick(fixtures.payments)}/` }],
+  },
+  {
+    // Five requests per charge; req/s counts requests, charges/s is a fifth of it.
+    name: 'whole charge (5 requests)',
+    baseline: 'insert',
+    steps: [
+      {
+        method: 'POST',
+        path: '/v1/orders/',
+        body: ORDER_BODY,
+        capture: (body, vars) => {
+          vars.order = body.data.id;
+        },
+      },
+      {
+        method: 'POST',
+        path: '/v1/payments/create/s2s/',
+        body: (_fixtures, vars) => paymentBody(vars.order ?? 'order_missing', 'netbanking'),
+        capture: (body, vars) => {
+          vars.payment = body.payment_id;
+        },
+      },
+      {
+        method: 'GET',
+        path: (_fixtures, vars) => `/v1/payments/${vars.payment}/authentication/`,
+        capture: (html, vars) => {
+          vars.token = pageToken(html) ?? '';
+        },
+      },
+      {
+        method: 'POST',
+        path: (_fixtures, vars) => `/v1/payments/${vars.payment}/authentication/`,
+        encoding: 'form',
+        body: (_fixtures, vars) => ({ token: vars.token ?? '', choice: 'success' }),
+      },
+      { method: 'GET', path: (_fixtures, vars) => `/v1/payments/${vars.payment}/` },
     ],
   },
 ];

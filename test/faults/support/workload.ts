@@ -18,33 +18,51 @@ export interface Outcome {
 type JsonBody = any;
 
 export interface Client {
-  request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Outcome & { body?: JsonBody }>;
+  /** JSON bodies by default; `form` posts an HTML form (the authentication page's choice). */
+  request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    encoding?: 'json' | 'form',
+  ): Promise<Outcome & { body?: JsonBody }>;
 }
 
 /**
  * A kind of write the fault checks drive. `send` makes one request and returns what was
- * acknowledged; `verify` reads it back afterwards. Adding S2S payments is one more entry
- * (see docs/performance.md, "Fault suite").
+ * acknowledged; `verify` reads it back afterwards. ORDER_WORKLOAD here, PAYMENT_WORKLOAD in
+ * payment-workload.ts (see docs/performance.md, "Fault suite").
  */
 export interface Workload {
   name: string;
-  send(client: Client, sequence: number): Promise<{ outcome: Outcome; acknowledged?: Acknowledged }>;
+  /** One request or a short chain; everything a 2xx acknowledged is returned (a chain may acknowledge several objects). */
+  send(
+    client: Client,
+    sequence: number,
+  ): Promise<{ outcome: Outcome; acknowledged?: Acknowledged | Acknowledged[] }>;
   verify(client: Client, acknowledged: Acknowledged): Promise<boolean>;
 }
 
 export function httpClient(baseUrl: () => string, auth: string, timeoutMs: number): Client {
   return {
-    async request(method, path, body) {
+    async request(method, path, body, encoding = 'json') {
       const started = performance.now();
       const at = Date.now();
+      const form = encoding === 'form';
       try {
         const response = await fetch(baseUrl() + path, {
           method,
           headers: {
             authorization: auth,
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(body === undefined
+              ? {}
+              : { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json' }),
           },
-          body: body === undefined ? undefined : JSON.stringify(body),
+          body:
+            body === undefined
+              ? undefined
+              : form
+                ? new URLSearchParams(body as Record<string, string>).toString()
+                : JSON.stringify(body),
           signal: AbortSignal.timeout(timeoutMs),
         });
         const text = await response.text();
@@ -129,7 +147,7 @@ export function paced(client: Client, workloads: Workload[], ratePerSecond: numb
       const workload = workloads[sequence % workloads.length]!;
       const request = workload.send(client, sequence++).then(({ outcome, acknowledged: ack }) => {
         outcomes.push(outcome);
-        if (ack) acknowledged.push(ack);
+        if (ack) acknowledged.push(...(Array.isArray(ack) ? ack : [ack]));
       });
       inFlight.add(request);
       void request.finally(() => inFlight.delete(request));

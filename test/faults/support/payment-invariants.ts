@@ -1,0 +1,57 @@
+import pg from 'pg';
+
+/**
+ * The money invariants, asked of the database itself after a fault run: each query returns the
+ * offending ids, so an empty list is a pass. docs/payments.md: one captured payment per order;
+ * `captured` is final, and the only move from `failed` to `captured` is a late authorisation, so
+ * a payment with both events must have its payment.failed event before its payment.captured one.
+ */
+export const PAYMENT_INVARIANTS: Record<string, string> = {
+  'orders with two captured payments': `
+    SELECT order_id AS id FROM payments WHERE status = 'captured' GROUP BY order_id HAVING count(*) > 1`,
+  'orders paid twice (order.paid events)': `
+    SELECT payload->'order'->>'id' AS id FROM events WHERE type = 'order.paid'
+    GROUP BY 1 HAVING count(*) > 1`,
+  'payments captured twice (payment.captured events)': `
+    SELECT payload->'payment'->>'id' AS id FROM events WHERE type = 'payment.captured'
+    GROUP BY 1 HAVING count(*) > 1`,
+  'payments both captured and failed (other than a late authorisation)': `
+    SELECT captured.payload->'payment'->>'id' AS id
+    FROM events captured
+    JOIN events failed ON failed.type = 'payment.failed'
+      AND failed.payload->'payment'->>'id' = captured.payload->'payment'->>'id'
+    JOIN payments p ON p.id = captured.payload->'payment'->>'id'
+    WHERE captured.type = 'payment.captured' AND (failed.id > captured.id OR p.status <> 'captured')`,
+  'captured payments whose order is not paid': `
+    SELECT p.id FROM payments p JOIN orders o ON o.id = p.order_id
+    WHERE p.status = 'captured' AND (o.status <> 'paid' OR o.amount_paid <> o.amount)`,
+  'paid orders without a captured payment': `
+    SELECT o.id FROM orders o
+    WHERE o.status = 'paid' AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.status = 'captured')`,
+  'captured payments without their payment.captured event': `
+    SELECT p.id FROM payments p WHERE p.status = 'captured' AND NOT EXISTS
+      (SELECT 1 FROM events e WHERE e.type = 'payment.captured' AND e.payload->'payment'->>'id' = p.id)`,
+};
+
+/** Runs every invariant; returns the violations per invariant and the payment counts by status. */
+export async function checkPaymentInvariants(databaseUrl: string): Promise<{
+  violations: Record<string, string[]>;
+  statuses: Record<string, number>;
+}> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const violations: Record<string, string[]> = {};
+    for (const [name, sql] of Object.entries(PAYMENT_INVARIANTS)) {
+      violations[name] = (await client.query<{ id: string }>(sql)).rows.map((row) => row.id);
+    }
+    const statuses: Record<string, number> = {};
+    const counted = await client.query<{ status: string; count: string }>(
+      'SELECT status, count(*) AS count FROM payments GROUP BY status ORDER BY status',
+    );
+    for (const row of counted.rows) statuses[row.status] = Number(row.count);
+    return { violations, statuses };
+  } finally {
+    await client.end();
+  }
+}
