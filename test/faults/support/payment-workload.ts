@@ -1,4 +1,4 @@
-import type { Acknowledged, Client, Outcome, Workload } from './workload.js';
+import { type Acknowledged, type Client, type Outcome, readBack, type Workload } from './workload.js';
 
 /** The token of the sandbox bank page, or the `status` the return form reports after a choice. */
 const TOKEN = /name="token" value="([^"]+)"/;
@@ -79,7 +79,7 @@ export const PAYMENT_WORKLOAD: Workload = {
   },
   async verify(client, acknowledged) {
     const kind = acknowledged.id.startsWith('order_') ? 'orders' : 'payments';
-    const outcome = await client.request('GET', `/v1/${kind}/${acknowledged.id}/`);
+    const outcome = await readBack(client, `/v1/${kind}/${acknowledged.id}/`);
     if (outcome.status !== 200) return false;
     const object = outcome.body.data;
     return Object.entries(acknowledged.expected).every(([key, value]) => object[key] === value);
