@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { tenantDigest } from './fuzz.js';
 import { SecretLedger } from './secrets.js';
-import { TENANT_RESOURCES } from './tables.js';
+import { type CreatedObject, TENANT_RESOURCES } from './tables.js';
 
 describeEachDatabase('security: tenant and mode isolation', (harness) => {
   const ledger = new SecretLedger();
@@ -34,7 +35,9 @@ describeEachDatabase('security: tenant and mode isolation', (harness) => {
       ];
 
       it.each(cases)('%s: 404 exactly as for a missing one, and no data', async (_name, creator, reader) => {
-        const { id, marker } = await resource.create(harness(), creator());
+        const created = await resource.create(harness(), creator());
+        const { id, marker } = created;
+        for (const secret of created.secrets ?? []) ledger.addValue(secret);
         const own = await harness().request('GET', resource.fetchUrl(id), { auth: creator() });
         expect(own.statusCode).toBe(200);
         expect(own.body).toContain(marker);
@@ -59,6 +62,41 @@ describeEachDatabase('security: tenant and mode isolation', (harness) => {
           expect(list.body).not.toContain(id);
         }
       });
+
+      for (const action of resource.actions ?? []) {
+        it.each(cases)(
+          `${action.name} (${action.method}): %s gets 404 as for a missing one and changes nothing`,
+          async (_name, creator, reader) => {
+            const created = await resource.create(harness(), creator());
+            for (const secret of created.secrets ?? []) ledger.addValue(secret);
+            const missing: CreatedObject = {
+              id: resource.missingId,
+              marker: '',
+              related: Object.fromEntries(
+                Object.entries(created.related ?? {}).map(([key]) => [key, resource.missingId]),
+              ),
+            };
+            const before = await tenantDigest(harness(), creator().id);
+            const request = (object: CreatedObject) =>
+              harness().request(action.method, action.url(object), {
+                auth: reader(),
+                ...(action.json === undefined ? {} : { json: action.json }),
+              });
+            const theirs = await request(created);
+            const unknown = await request(missing);
+            expect(theirs.statusCode, theirs.body).toBe(404);
+            expect(unknown.statusCode, unknown.body).toBe(404);
+            expect(theirs.body).not.toContain(created.marker);
+            expect(errorOf(theirs.body).code).toBe(errorOf(unknown.body).code);
+            expect(errorOf(theirs.body).field).toBe(errorOf(unknown.body).field);
+            expect(await tenantDigest(harness(), creator().id)).toBe(before);
+            // The owner still sees the object as it was.
+            const own = await harness().request('GET', resource.fetchUrl(created.id), { auth: creator() });
+            expect(own.statusCode).toBe(200);
+            expect(own.body).toContain(created.marker);
+          },
+        );
+      }
 
       if (resource.listUrl) {
         it('a cursor taken from another tenant’s object pages only the caller’s own objects', async () => {
@@ -88,6 +126,33 @@ describeEachDatabase('security: tenant and mode isolation', (harness) => {
       expect(reply.headers['idempotent-replayed']).toBeUndefined();
       expect(reply.json().data.id).not.toBe(first.json().data.id);
     }
+  });
+
+  it("redelivers nothing to another merchant's webhook endpoint named by id", async () => {
+    const endpoint = TENANT_RESOURCES.find((resource) => resource.name === 'webhook endpoint');
+    const event = TENANT_RESOURCES.find((resource) => resource.name === 'event');
+    if (!endpoint || !event) throw new Error('tables changed');
+    const theirs = await endpoint.create(harness(), stranger);
+    for (const secret of theirs.secrets ?? []) ledger.addValue(secret);
+    const own = await event.create(harness(), owner);
+    const before = await tenantDigest(harness(), stranger.id);
+    const reply = await harness().request('POST', `/v1/events/${own.id}/redeliver/`, {
+      auth: owner,
+      json: { endpoint_id: theirs.id },
+    });
+    const unknown = await harness().request('POST', `/v1/events/${own.id}/redeliver/`, {
+      auth: owner,
+      json: { endpoint_id: endpoint.missingId },
+    });
+    expect(reply.statusCode, reply.body).toBe(404);
+    expect(errorOf(reply.body).code).toBe(errorOf(unknown.body).code);
+    expect(reply.body).not.toContain(theirs.marker);
+    expect(await tenantDigest(harness(), stranger.id)).toBe(before);
+    const deliveries = await harness().container.db.query(
+      'SELECT 1 FROM webhook_deliveries WHERE endpoint_id = $1',
+      [theirs.id],
+    );
+    expect(deliveries).toEqual([]);
   });
 
   it('logs no secret, no Authorization value', () => {

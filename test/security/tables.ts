@@ -1,19 +1,92 @@
+import { createPaymentsRepo } from '../../src/modules/payments/payments.repo.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
+import { createOrder, paymentBody } from '../helpers/payments.js';
+import { recordEvent } from '../helpers/webhook-events.js';
 
 /**
  * Tables the security suite iterates. A new endpoint joins the suite by adding a row here:
  * payments, webhooks, events and documents add theirs as they land.
  */
 
+/** What `create` made: its id, a string that appears only in it, and anything else actions need. */
+export interface CreatedObject {
+  id: string;
+  marker: string;
+  /** Related ids (the order of a payment) for the URLs of `actions`. */
+  related?: Record<string, string>;
+  /** Secrets the creation revealed (a webhook's whsec_), which the logs must never hold. */
+  secrets?: string[];
+}
+
+/** A request on an object other than its fetch: a sub-resource, a change, a deletion. */
+export interface ObjectAction {
+  name: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  url(object: CreatedObject): string;
+  json?: unknown;
+}
+
 /** A tenant-owned object: how to create one as an account and where to fetch and list it. */
 export interface TenantResource {
   name: string;
   /** Creates an object as `account`; returns its id and a string that appears only in it. */
-  create(harness: Harness, account: TestAccount): Promise<{ id: string; marker: string }>;
+  create(harness: Harness, account: TestAccount): Promise<CreatedObject>;
   fetchUrl(id: string): string;
   listUrl?: string;
   /** A well-formed id of this kind that belongs to nobody. */
   missingId: string;
+  /** Every other request on one object: each must answer an outsider 404 and change nothing. */
+  actions?: ObjectAction[];
+}
+
+/** The host the suites register live webhook endpoints on; `usePublicWebhookHost` makes it resolve. */
+export const PUBLIC_WEBHOOK_HOST = 'hooks.merchant.example';
+const PUBLIC_ADDRESS = '93.184.215.14';
+
+/**
+ * Makes PUBLIC_WEBHOOK_HOST resolve to a public address (live endpoints need one) without any
+ * network; every other name keeps the resolver it had.
+ */
+export function usePublicWebhookHost(harness: Harness): void {
+  const resolver = harness.container.resolver;
+  const original = resolver.lookup;
+  if ((original as { kosh?: boolean }).kosh) return;
+  resolver.lookup = Object.assign(
+    async (hostname: string) =>
+      hostname === PUBLIC_WEBHOOK_HOST ? [{ address: PUBLIC_ADDRESS, family: 4 }] : original(hostname),
+    { kosh: true },
+  );
+}
+
+const modeOf = (account: TestAccount) => account.credentials.mode;
+
+/**
+ * Live payments need a bank connector, which this Kosh does not have yet: the row a live connector
+ * would make is written through the payments repo, so isolation of live payments is still proven.
+ */
+async function livePayment(harness: Harness, account: TestAccount, orderId: string, marker: string) {
+  const id = harness.container.ids.next('pay');
+  await createPaymentsRepo().insert(harness.container.db, {
+    id,
+    accountId: account.id,
+    mode: 'live',
+    orderId,
+    amount: 5000,
+    currency: 'INR',
+    method: 'netbanking',
+    bank: 'ICIC',
+    wallet: null,
+    instrumentName: 'ICICI Bank',
+    email: 'asha@example.com',
+    contact: '+919876543210',
+    name: 'Asha Rao',
+    description: marker,
+    metadata: { note: marker },
+    returnUrl: 'https://merchant.example/return',
+    connector: 'live-bank',
+    createdAt: harness.clock.now(),
+  });
+  return { id, marker, related: { order: orderId } };
 }
 
 let serial = 0;
@@ -33,6 +106,77 @@ export const TENANT_RESOURCES: TenantResource[] = [
     fetchUrl: (id) => `/v1/orders/${id}/`,
     listUrl: '/v1/orders/',
     missingId: 'order_00000000000000000000000000',
+  },
+  {
+    name: 'payment',
+    async create(harness, account) {
+      const marker = `secret-payment-${++serial}`;
+      const orderId = await createOrder(harness, account);
+      if (modeOf(account) === 'live') return { ...(await livePayment(harness, account, orderId, marker)) };
+      const reply = await harness.request('POST', '/v1/payments/create/s2s/', {
+        auth: account,
+        json: paymentBody(orderId, { description: marker, metadata: { note: marker } }),
+      });
+      if (reply.statusCode !== 200) throw new Error(`payment create failed: ${reply.body}`);
+      return { id: reply.json().payment_id, marker, related: { order: orderId } };
+    },
+    fetchUrl: (id) => `/v1/payments/${id}/`,
+    listUrl: '/v1/payments/',
+    missingId: 'pay_00000000000000000000000000',
+    actions: [
+      {
+        name: "the order's payments",
+        method: 'GET',
+        url: (object) => `/v1/orders/${object.related?.order ?? object.id}/payments/`,
+      },
+    ],
+  },
+  {
+    name: 'webhook endpoint',
+    async create(harness, account) {
+      const marker = `secret-endpoint-${++serial}`;
+      usePublicWebhookHost(harness);
+      const url =
+        modeOf(account) === 'live' ? `https://${PUBLIC_WEBHOOK_HOST}/kosh` : 'http://127.0.0.1:9/kosh';
+      const reply = await harness.request('POST', '/v1/webhooks/', {
+        auth: account,
+        json: { url: `${url}?tag=${marker}`, description: marker },
+      });
+      if (reply.statusCode !== 200) throw new Error(`webhook create failed: ${reply.body}`);
+      const { id, secret } = reply.json().data;
+      return { id, marker, secrets: [secret] };
+    },
+    fetchUrl: (id) => `/v1/webhooks/${id}/`,
+    listUrl: '/v1/webhooks/',
+    missingId: 'whk_00000000000000000000000000',
+    actions: [
+      {
+        name: 'PATCH',
+        method: 'PATCH',
+        url: (object) => `/v1/webhooks/${object.id}/`,
+        json: { description: 'taken over', url: 'https://attacker.example/steal', enabled: false },
+      },
+      { name: 'DELETE', method: 'DELETE', url: (object) => `/v1/webhooks/${object.id}/` },
+      { name: 'rotate-secret', method: 'POST', url: (object) => `/v1/webhooks/${object.id}/rotate-secret/` },
+    ],
+  },
+  {
+    name: 'event',
+    async create(harness, account) {
+      const marker = `secret-event-${++serial}`;
+      const event = await recordEvent(harness, account, {
+        mode: modeOf(account),
+        data: { payment: { id: 'pay_marker', description: marker } },
+      });
+      return { id: event.id, marker };
+    },
+    fetchUrl: (id) => `/v1/events/${id}/`,
+    listUrl: '/v1/events/',
+    missingId: 'evt_00000000000000000000000000',
+    actions: [
+      { name: 'deliveries', method: 'GET', url: (object) => `/v1/events/${object.id}/deliveries/` },
+      { name: 'redeliver', method: 'POST', url: (object) => `/v1/events/${object.id}/redeliver/`, json: {} },
+    ],
   },
 ];
 
