@@ -46,53 +46,66 @@ describeEachDatabase('security: HTML pages escape every caller value', (harness)
     });
     expect(reply.statusCode, reply.body).toBe(200);
     const credentials = reply.json().data.credentials;
-    const account = { id: credentials.account_id ?? reply.json().data.id, credentials, auth: basicAuth(credentials) };
+    const account = {
+      id: credentials.account_id ?? reply.json().data.id,
+      credentials,
+      auth: basicAuth(credentials),
+    };
     ledger.add(account);
     return account;
   }
 
-  it.each(HOSTILE_STRINGS)('%j in the merchant name, customer name, description and return_url query', async (value) => {
-    const merchant = await merchantNamed(`Shop ${value}`);
-    const returnUrl = `https://merchant.example/return?q=${value}`;
-    const orderId = await createOrder(harness(), merchant);
-    const created = await harness().request('POST', '/v1/payments/create/s2s/', {
-      auth: merchant,
-      json: paymentBody(orderId, {
-        // Control characters are refused in these two (tested in payments); the rest is text.
-        name: value.includes('\r') ? 'Asha' : `Asha ${value}`,
-        description: value.includes('\r') ? 'Notes' : `Notes ${value}`,
-        metadata: { note: value },
-        return_url: returnUrl,
-      }),
-    });
-    expect(created.statusCode, created.body).toBe(200);
-    const { payment_id: paymentId, next } = created.json();
-    expectInert(next[0].html_content, value);
+  it.each(HOSTILE_STRINGS)(
+    '%j in the merchant name, customer name, description and return_url query',
+    async (value) => {
+      const merchant = await merchantNamed(`Shop ${value}`);
+      const returnUrl = `https://merchant.example/return?q=${value}`;
+      const orderId = await createOrder(harness(), merchant);
+      const created = await harness().request('POST', '/v1/payments/create/s2s/', {
+        auth: merchant,
+        json: paymentBody(orderId, {
+          // Control characters are refused in these two (tested in payments); the rest is text.
+          name: value.includes('\r') ? 'Asha' : `Asha ${value}`,
+          description: value.includes('\r') ? 'Notes' : `Notes ${value}`,
+          metadata: { note: value },
+          return_url: returnUrl,
+        }),
+      });
+      expect(created.statusCode, created.body).toBe(200);
+      const { payment_id: paymentId, next } = created.json();
+      expectInert(next[0].html_content, value);
 
-    const page = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
-    expect(page.statusCode).toBe(200);
-    expect(page.headers['content-type']).toMatch(/^text\/html/);
-    expectInert(page.body, value);
-    // The merchant's name is shown, as text.
-    const shown = /<dd id="merchant">([^<]*)<\/dd>/.exec(page.body)?.[1];
-    expect(unescape(shown ?? '')).toBe(`Shop ${value}`.trim());
+      const page = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expectInert(page.body, value);
+      // The merchant's name is shown, as text.
+      const shown = /<dd id="merchant">([^<]*)<\/dd>/.exec(page.body)?.[1];
+      expect(unescape(shown ?? '')).toBe(`Shop ${value}`.trim());
 
-    const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1] as string;
-    const returned = await choose(harness(), paymentId, token, 'success');
-    expect(returned.statusCode).toBe(200);
-    expectInert(returned.body, value);
-    // The form posts back to exactly the URL the merchant gave: escaped, not rewritten.
-    const action = /<form id="kosh-return" method="POST" action="([^"]*)">/.exec(returned.body)?.[1];
-    expect(unescape(action ?? '')).toBe(returnUrl);
-  });
+      const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1] as string;
+      const returned = await choose(harness(), paymentId, token, 'success');
+      expect(returned.statusCode).toBe(200);
+      expectInert(returned.body, value);
+      // The form posts back to exactly the URL the merchant gave: escaped, not rewritten.
+      const action = /<form id="kosh-return" method="POST" action="([^"]*)">/.exec(returned.body)?.[1];
+      expect(unescape(action ?? '')).toBe(returnUrl);
+    },
+  );
 
-  it.each(HOSTILE_STRINGS)('%j as the payment id of the authentication page: an escaped error page', async (value) => {
-    const page = await harness().request('GET', `/v1/payments/${encodeURIComponent(value)}/authentication/`);
-    expect(page.statusCode).toBeGreaterThanOrEqual(400);
-    expect(page.statusCode).toBeLessThan(500);
-    if (page.headers['content-type']?.startsWith('text/html')) expectInert(page.body, value);
-    else expect(page.headers['content-type']).toMatch(/^application\/json/);
-  });
+  it.each(HOSTILE_STRINGS)(
+    '%j as the payment id of the authentication page: an escaped error page',
+    async (value) => {
+      const page = await harness().request(
+        'GET',
+        `/v1/payments/${encodeURIComponent(value)}/authentication/`,
+      );
+      expect(page.statusCode).toBeGreaterThanOrEqual(400);
+      expect(page.statusCode).toBeLessThan(500);
+      if (page.headers['content-type']?.startsWith('text/html')) expectInert(page.body, value);
+      else expect(page.headers['content-type']).toMatch(/^application\/json/);
+    },
+  );
 
   it('logs no secret, no Authorization value', () => {
     ledger.expectCleanLogs(harness());

@@ -3,6 +3,7 @@ import type { Harness, TestAccount } from '../helpers/harness.js';
 import { BANK, proprietorBody } from '../helpers/onboarding.js';
 import { createOrder, paymentBody } from '../helpers/payments.js';
 import { recordEvent } from '../helpers/webhook-events.js';
+import { PUBLIC_ADDRESS } from './url-tables.js';
 
 /**
  * Tables the security suite iterates. A new endpoint joins the suite by adding a row here:
@@ -42,7 +43,6 @@ export interface TenantResource {
 
 /** The host the suites register live webhook endpoints on; `usePublicWebhookHost` makes it resolve. */
 export const PUBLIC_WEBHOOK_HOST = 'hooks.merchant.example';
-const PUBLIC_ADDRESS = '93.184.215.14';
 
 /**
  * Makes PUBLIC_WEBHOOK_HOST resolve to a public address (live endpoints need one) without any
