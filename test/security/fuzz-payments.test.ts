@@ -63,11 +63,12 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
           ],
         },
       )
-      .chain((body) =>
-        // The instrument that fits the method, so that the deeper rules are reached.
-        body.method === 'netbanking'
-          ? fc.constantFrom('ICIC', 'HDFC', 'hdfc').map((bank) => ({ ...body, bank }))
-          : fc.constantFrom('payzapp', 'PayZapp', 'mobikwik').map((wallet) => ({ ...body, wallet })),
+      .chain(
+        (body): fc.Arbitrary<Record<string, unknown>> =>
+          // The instrument that fits the method, so that the deeper rules are reached.
+          body.method === 'netbanking'
+            ? fc.constantFrom('ICIC', 'HDFC', 'hdfc').map((bank) => ({ ...body, bank }))
+            : fc.constantFrom('payzapp', 'PayZapp', 'mobikwik').map((wallet) => ({ ...body, wallet })),
       );
 
   const near: Record<string, unknown[]> = {

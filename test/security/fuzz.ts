@@ -76,7 +76,7 @@ export const anyValue = fc.oneof(
 );
 
 /** Encodes a body object as JSON, as a form, or sends garbage under either content type. */
-export function encodings(value: fc.Arbitrary<unknown>): fc.Arbitrary<EncodedBody> {
+export function encodings<T>(value: fc.Arbitrary<T>): fc.Arbitrary<EncodedBody> {
   return fc.oneof(
     {
       weight: 6,
