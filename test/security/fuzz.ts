@@ -124,7 +124,7 @@ export async function tenantDigest(harness: Harness, accountId: string): Promise
         WHERE table_schema = 'public' AND column_name = 'account_id' ORDER BY table_name`,
     );
     // A partner's data is its merchants' data too: their accounts and every row they own.
-    const owned = 'account_id = $1 OR account_id IN (SELECT id FROM accounts WHERE partner_id = $1)';
+    const owned = 'account_id IN (SELECT $1::text UNION ALL SELECT id FROM accounts WHERE partner_id = $1)';
     sql = [
       `SELECT 'accounts' AS t, count(*) || ':' || coalesce(sum(hashtext(x::text)::bigint), 0) AS d
          FROM accounts x WHERE id = $1 OR partner_id = $1`,
