@@ -52,6 +52,9 @@ describeEachDatabase('security: HTML pages escape every caller value', (harness)
       auth: basicAuth(credentials),
     };
     ledger.add(account);
+    // The return form is signed with this secret; the signature may be logged, the secret never.
+    const secret = await harness().request('GET', '/v1/payments/return-signing-secret/', { auth: account });
+    ledger.addValue(secret.json().data.secret);
     return account;
   }
 

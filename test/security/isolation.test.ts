@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { proprietorBody } from '../helpers/onboarding.js';
 import { tenantDigest } from './fuzz.js';
 import { SecretLedger } from './secrets.js';
-import { type CreatedObject, TENANT_RESOURCES } from './tables.js';
+import { type CreatedObject, PORTAL_MERCHANT_ACTIONS, TENANT_RESOURCES } from './tables.js';
 
 describeEachDatabase('security: tenant and mode isolation', (harness) => {
   const ledger = new SecretLedger();
@@ -153,6 +154,47 @@ describeEachDatabase('security: tenant and mode isolation', (harness) => {
       [theirs.id],
     );
     expect(deliveries).toEqual([]);
+  });
+
+  describe("a partner on another partner's merchants", () => {
+    let partnerA: TestAccount;
+    let partnerB: TestAccount;
+    let mid: string;
+    const marker = 'Private Partner Shop';
+    beforeAll(async () => {
+      partnerA = await harness().partner('Partner A');
+      partnerB = await harness().partner('Partner B');
+      ledger.add(partnerA, partnerB);
+      const created = await harness().request('POST', '/v1/api-portal/merchants/', {
+        auth: partnerA,
+        json: proprietorBody({ display_name: marker }),
+      });
+      mid = created.json().data.id;
+      ledger.addValue(created.json().data.credentials.secret_key);
+    });
+
+    it.each(PORTAL_MERCHANT_ACTIONS)(
+      '%s: 404 as for a missing merchant, nothing changed',
+      async (_name, call) => {
+        const before = await tenantDigest(harness(), partnerA.id);
+        const theirs = await call(harness(), partnerB, mid);
+        const missing = await call(harness(), partnerB, 'mid_00000000000000000000000000');
+        expect(theirs.statusCode, theirs.body).toBe(404);
+        expect(missing.statusCode).toBe(404);
+        expect(errorOf(theirs.body).code).toBe(errorOf(missing.body).code);
+        expect(theirs.body).not.toContain(marker);
+        expect(await tenantDigest(harness(), partnerA.id)).toBe(before);
+      },
+    );
+
+    it("lists none of them, and a cursor from one pages only the caller's own", async () => {
+      for (const url of ['/v1/api-portal/merchants/', `/v1/api-portal/merchants/?cursor=${mid}`]) {
+        const list = await harness().request('GET', url, { auth: partnerB });
+        expect([200, 400]).toContain(list.statusCode);
+        expect(list.body).not.toContain(mid);
+        expect(list.body).not.toContain(marker);
+      }
+    });
   });
 
   it('logs no secret, no Authorization value', () => {

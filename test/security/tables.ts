@@ -1,6 +1,7 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { createPaymentsRepo } from '../../src/modules/payments/payments.repo.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
-import { BANK, proprietorBody } from '../helpers/onboarding.js';
+import { BANK, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 import { createOrder, paymentBody } from '../helpers/payments.js';
 import { recordEvent } from '../helpers/webhook-events.js';
 import { PUBLIC_ADDRESS } from './url-tables.js';
@@ -213,6 +214,7 @@ export interface StringFieldRoute {
 }
 
 const ORDER_BASE = { amount: 5000, currency: 'INR' };
+const PORTAL = '/v1/api-portal';
 const CRLF = 'line\r\nInjected-Header: yes';
 const LOCAL_HOOK = 'http://127.0.0.1:9/hook';
 
@@ -458,4 +460,38 @@ export const HOSTILE_BODIES: [string, number, string, { json?: unknown; form?: s
     { raw: `{"amount":${'9'.repeat(50_000)},"currency":"INR"}` },
   ],
   ['an array of 20,000 items', 400, 'invalid_body', { raw: `[${Array(20_000).fill('1').join(',')}]` }],
+];
+
+/** Every api-portal request on one merchant: another partner must get 404 and change nothing. */
+export const PORTAL_MERCHANT_ACTIONS: [
+  string,
+  (harness: Harness, partner: TestAccount, mid: string) => Promise<LightMyRequestResponse>,
+][] = [
+  ['GET merchant', (h, auth, mid) => h.request('GET', `${PORTAL}/merchants/${mid}/`, { auth })],
+  [
+    'POST bank-details',
+    (h, auth, mid) => h.request('POST', `${PORTAL}/merchants/bank-details/${mid}/`, { auth, json: BANK }),
+  ],
+  ['POST kyc-document', (h, auth, mid) => uploadDocument(h, auth, mid, 'pan')],
+  [
+    'GET kyc-documents',
+    (h, auth, mid) => h.request('GET', `${PORTAL}/merchants/${mid}/kyc-documents/`, { auth }),
+  ],
+  [
+    'POST generate-vpa',
+    (h, auth, mid) => h.request('POST', `${PORTAL}/generate-vpa/${mid}/`, { auth, json: {} }),
+  ],
+  ['GET vpas', (h, auth, mid) => h.request('GET', `${PORTAL}/merchants/${mid}/vpas/`, { auth })],
+  [
+    'POST keys',
+    (h, auth, mid) => h.request('POST', `${PORTAL}/merchants/${mid}/keys/`, { auth, json: { mode: 'test' } }),
+  ],
+  [
+    'PATCH methods',
+    (h, auth, mid) =>
+      h.request('PATCH', `${PORTAL}/merchants/${mid}/methods/`, {
+        auth,
+        json: { netbanking: { HDFC: false } },
+      }),
+  ],
 ];
