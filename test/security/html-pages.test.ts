@@ -19,7 +19,8 @@ const ENTITIES: Record<string, string> = {
   '&#39;': "'",
   '&#96;': '`',
 };
-const unescape = (text: string) => text.replace(/&(amp|lt|gt|quot|#39|#96);/g, (entity) => ENTITIES[entity]!);
+const decodeEntities = (text: string) =>
+  text.replace(/&(amp|lt|gt|quot|#39|#96);/g, (entity) => ENTITIES[entity]!);
 
 /** No script but Kosh's own (nonce-bound, or the fixed auto-submit of html_content), no injected tag. */
 function expectInert(html: string, value: string): void {
@@ -84,7 +85,7 @@ describeEachDatabase('security: HTML pages escape every caller value', (harness)
       expectInert(page.body, value);
       // The merchant's name is shown, as text.
       const shown = /<dd id="merchant">([^<]*)<\/dd>/.exec(page.body)?.[1];
-      expect(unescape(shown ?? '')).toBe(`Shop ${value}`.trim());
+      expect(decodeEntities(shown ?? '')).toBe(`Shop ${value}`.trim());
 
       const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1] as string;
       const returned = await choose(harness(), paymentId, token, 'success');
@@ -92,7 +93,7 @@ describeEachDatabase('security: HTML pages escape every caller value', (harness)
       expectInert(returned.body, value);
       // The form posts back to exactly the URL the merchant gave: escaped, not rewritten.
       const action = /<form id="kosh-return" method="POST" action="([^"]*)">/.exec(returned.body)?.[1];
-      expect(unescape(action ?? '')).toBe(returnUrl);
+      expect(decodeEntities(action ?? '')).toBe(returnUrl);
     },
   );
 
