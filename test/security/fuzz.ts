@@ -76,7 +76,7 @@ export const anyValue = fc.oneof(
 );
 
 /** Encodes a body object as JSON, as a form, or sends garbage under either content type. */
-export function encodings(value: fc.Arbitrary<unknown>): fc.Arbitrary<EncodedBody> {
+export function encodings<T>(value: fc.Arbitrary<T>): fc.Arbitrary<EncodedBody> {
   return fc.oneof(
     {
       weight: 6,
@@ -113,7 +113,8 @@ const digestQueries = new WeakMap<Harness, string>();
 
 /**
  * Every row the account owns, in every table with an `account_id` column (so tables added later
- * are covered), as one digest per table: row count and a sum of row hashes.
+ * are covered), and the account rows themselves, as one digest per table: row count and a sum of
+ * row hashes. For a partner this includes the merchants it onboarded.
  */
 export async function tenantDigest(harness: Harness, accountId: string): Promise<string> {
   let sql = digestQueries.get(harness);
@@ -122,13 +123,17 @@ export async function tenantDigest(harness: Harness, accountId: string): Promise
       `SELECT table_name FROM information_schema.columns
         WHERE table_schema = 'public' AND column_name = 'account_id' ORDER BY table_name`,
     );
-    sql = tables
-      .map(
+    // A partner's data is its merchants' data too: their accounts and every row they own.
+    const owned = 'account_id IN (SELECT $1::text UNION ALL SELECT id FROM accounts WHERE partner_id = $1)';
+    sql = [
+      `SELECT 'accounts' AS t, count(*) || ':' || coalesce(sum(hashtext(x::text)::bigint), 0) AS d
+         FROM accounts x WHERE id = $1 OR partner_id = $1`,
+      ...tables.map(
         ({ table_name }) =>
           `SELECT '${table_name}' AS t, count(*) || ':' || coalesce(sum(hashtext(x::text)::bigint), 0) AS d
-             FROM "${table_name}" x WHERE account_id = $1`,
-      )
-      .join(' UNION ALL ');
+             FROM "${table_name}" x WHERE ${owned}`,
+      ),
+    ].join(' UNION ALL ');
     digestQueries.set(harness, sql);
   }
   const rows = await harness.container.db.query<{ t: string; d: string }>(sql, [accountId]);
@@ -203,4 +208,105 @@ export async function fuzzRoute(harness: Harness, options: FuzzRouteOptions): Pr
     { numRuns: options.numRuns ?? FUZZ_RUNS },
   );
   return statuses;
+}
+
+/** Server-owned and misspelt names every write route must refuse. */
+const INTRUDERS = ['id', 'status', 'created_at', 'account_id', 'mode', 'kosh_typo', '__proto__', ''];
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown, drop: boolean): void {
+  const [head, ...rest] = path.split('.');
+  if (rest.length === 0 || typeof target[head as string] !== 'object' || target[head as string] === null) {
+    if (drop) delete target[head as string];
+    else target[head as string] = value;
+    return;
+  }
+  const child = { ...(target[head as string] as Record<string, unknown>) };
+  target[head as string] = child;
+  setPath(child, rest.join('.'), value, drop);
+}
+
+/**
+ * Bodies for a write route, mostly near-valid so that they pass the schema and reach the deeper
+ * rules: valid ones, valid ones with one field (dotted paths reach nested objects) replaced by any
+ * value or dropped or an intruder field added, and some arbitrary values. `fields` are the route's
+ * own field paths.
+ */
+export function bodiesFrom(
+  valid: fc.Arbitrary<Record<string, unknown>>,
+  fields: string[],
+  /** Values just past a field's rules (a wrong case, an unknown code), tried often for that field. */
+  near: Record<string, unknown[]> = {},
+): fc.Arbitrary<unknown> {
+  const replacement = (field: string) =>
+    near[field]?.length
+      ? fc.oneof(
+          { weight: 2, arbitrary: fc.constantFrom(...(near[field] as unknown[])) },
+          { weight: 1, arbitrary: fc.oneof(anyValue, anyText, anyNumber) },
+        )
+      : fc.oneof(anyValue, anyText, anyNumber, fc.dictionary(anyText, anyValue, { maxKeys: 5 }));
+  const change = fc
+    .constantFrom(...fields, ...INTRUDERS)
+    .chain((field) => fc.tuple(fc.constant(field), replacement(field), fc.boolean()));
+  const mutated = fc.tuple(valid, change).map(([body, [field, value, drop]]) => {
+    const copy = { ...body };
+    setPath(copy, field, value, drop && fields.includes(field));
+    return copy;
+  });
+  return fc.oneof(
+    { weight: 3, arbitrary: valid },
+    { weight: 6, arbitrary: mutated },
+    { weight: 1, arbitrary: anyValue },
+    { weight: 1, arbitrary: fc.dictionary(anyText, anyValue, { maxKeys: 6 }) },
+  );
+}
+
+/** Percent-encodes; a lone surrogate (not encodable) becomes invalid UTF-8 bytes, another hostile input. */
+export function percentEncode(text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return `${encodeURIComponent(text.replace(/[\ud800-\udfff]/g, ''))}%ED%A0%80`;
+  }
+}
+
+/** Query strings for a list route: its own parameters with near and hostile values, and strangers. */
+export function listQueries(params: string[], values: string[] = []): fc.Arbitrary<string> {
+  const param = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom('limit', 'cursor', ...params) },
+    { weight: 1, arbitrary: fc.constantFrom('colour', 'limit[]', 'cursor[a]', '__proto__', 'limit.x') },
+    { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
+  );
+  const value = fc.oneof(
+    anyNumber.map(String),
+    anyText,
+    fc.constantFrom('1', '10', '100', '101', '0', 'true', 'false', ...values),
+  );
+  return fc
+    .array(fc.tuple(param, value), { maxLength: 4 })
+    .map((pairs) => pairs.map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`).join('&'));
+}
+
+/** Checks a list reply's shape. */
+export function expectListShape(reply: LightMyRequestResponse): void {
+  const body = reply.json();
+  expect(Object.keys(body).sort()).toEqual(['data', 'has_more', 'next_cursor']);
+  expect(Array.isArray(body.data)).toBe(true);
+  expect(body.data.length).toBeLessThanOrEqual(100);
+}
+
+/** Idempotency-Key headers now and then (only printable values a client could send). */
+export const idempotencyHeaders: fc.Arbitrary<Record<string, string>> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant({}) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(fc.constantFrom('k-1', 'k-2'), fc.string({ minLength: 1, maxLength: 20 }))
+      .filter((key) => /^[\x20-\x7e]*$/.test(key))
+      .map((key) => ({ 'idempotency-key': key })),
+  },
+);
+
+/** Every secret a successful reply revealed (API secret keys, whsec_ secrets), for a SecretLedger. */
+export function secretsIn(body: string): string[] {
+  return [...body.matchAll(/"(?:secret_key|secret)":"([^"]+)"/g)].map((match) => match[1] as string);
 }

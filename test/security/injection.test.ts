@@ -1,45 +1,85 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
-import { HOSTILE_STRINGS, STRING_FIELD_ROUTES } from './tables.js';
+import { BANK, proprietorBody } from '../helpers/onboarding.js';
+import { SecretLedger } from './secrets.js';
+import { HOSTILE_STRINGS, STRING_FIELD_ROUTES, type StringField } from './tables.js';
 
 describeEachDatabase('security: injection', (harness) => {
+  const ledger = new SecretLedger();
   let merchant: TestAccount;
+  let partner: TestAccount;
   beforeAll(async () => {
     merchant = await harness().merchant('Injection');
+    partner = await harness().partner('Injection');
+    ledger.add(merchant, partner);
+    // The bank-details rows submit this number: only its last four digits may be logged.
+    ledger.addValue(BANK.account_number);
   });
 
   for (const table of STRING_FIELD_ROUTES) {
+    const caller = () => (table.auth === 'partner' ? partner : merchant);
+    /** Creates through the route with `body` encoded as JSON or as a form; returns reply and data. */
+    async function create(field: StringField, value: string, encoding: 'json' | 'form') {
+      const context = (await table.setup?.(harness(), caller())) ?? '';
+      const body = field.body(value, context);
+      const reply = await harness().request('POST', table.url?.(context) ?? table.route, {
+        auth: caller(),
+        ...(encoding === 'json' ? { json: body } : { form: body }),
+      });
+      expect(reply.statusCode, reply.body).toBe(200);
+      const json = reply.json();
+      // Credentials of merchants made here join the secrets the logs must not hold.
+      if (json.data?.credentials) ledger.addValue(json.data.credentials.secret_key);
+      const data = table.created ? table.created(json) : json.data;
+      return { reply, data };
+    }
+
     for (const field of table.fields) {
       describe(`POST ${table.route} ${field.name}`, () => {
         const values = HOSTILE_STRINGS.filter(
-          (value) => value.length <= field.maxLength && !field.excludes?.includes(value),
+          (value) =>
+            value.length <= field.maxLength &&
+            !field.excludes?.includes(value) &&
+            (field.accepts?.(value) ?? true),
         );
         it.each(values)('stores %j verbatim as data and returns it as JSON', async (value) => {
-          const created = await harness().request('POST', table.route, {
-            auth: merchant,
-            json: field.body(value),
-          });
-          expect(created.statusCode, created.body).toBe(200);
-          expect(created.headers['content-type']).toMatch(/^application\/json/);
-          expect(created.headers['x-content-type-options']).toBe('nosniff');
-          const data = created.json().data;
-          expect(field.read(data)).toBe(value);
-          const fetched = await harness().request('GET', table.fetchUrl(data), { auth: merchant });
+          const { reply, data } = await create(field, value, 'json');
+          expect(reply.headers['content-type']).toMatch(/^application\/json/);
+          expect(reply.headers['x-content-type-options']).toBe('nosniff');
+          if (table.echoes !== false) expect(field.read(data, value)).toBe(value);
+          const fetched = await harness().request('GET', table.fetchUrl(data), { auth: caller() });
           expect(fetched.statusCode).toBe(200);
-          expect(field.read(fetched.json().data)).toBe(value);
+          expect(field.read(fetched.json().data, value)).toBe(value);
         });
 
         it.each(values)('stores %j verbatim from a form body', async (value) => {
-          const created = await harness().request('POST', table.route, {
-            auth: merchant,
-            form: field.body(value),
-          });
-          expect(created.statusCode, created.body).toBe(200);
-          expect(field.read(created.json().data)).toBe(value);
+          const { data } = await create(field, value, 'form');
+          const fetched = await harness().request('GET', table.fetchUrl(data), { auth: caller() });
+          expect(field.read(fetched.json().data, value)).toBe(value);
         });
       });
     }
   }
+
+  it.each(HOSTILE_STRINGS.filter((value) => !/^[a-z0-9]{3,20}$/.test(value)))(
+    'refuses %j as a VPA descriptor (lower-case letters and digits only)',
+    async (value) => {
+      const mid = (
+        await harness().request('POST', '/v1/api-portal/merchants/', {
+          auth: partner,
+          json: proprietorBody(),
+        })
+      ).json().data.id;
+      const reply = await harness().request('POST', `/v1/api-portal/generate-vpa/${mid}/`, {
+        auth: partner,
+        json: { descriptor: value },
+      });
+      expect(reply.statusCode, reply.body).toBe(400);
+      expect(reply.json().error).toMatchObject({ code: 'invalid_field', field: 'descriptor' });
+      const vpas = await harness().request('GET', `/v1/api-portal/merchants/${mid}/vpas/`, { auth: partner });
+      expect(vpas.json().data).toEqual([]);
+    },
+  );
 
   it.each([
     ['a NUL in a path parameter', '/v1/orders/order_%00x/', 'id'],
@@ -89,5 +129,9 @@ describeEachDatabase('security: injection', (harness) => {
     expect(reply.json().error.field).toBe(field);
     const list = await harness().request('GET', '/v1/orders/', { auth: account });
     expect(list.json().data).toEqual([]);
+  });
+
+  it('logs no secret, no Authorization value', () => {
+    ledger.expectCleanLogs(harness());
   });
 });

@@ -1,5 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { recordEvent } from '../helpers/webhook-events.js';
 import { SecretLedger } from './secrets.js';
 import { HOSTILE_BODIES } from './tables.js';
 
@@ -66,6 +67,40 @@ describeEachDatabase('security: resource limits', (harness) => {
     expect(reply.statusCode).toBeGreaterThanOrEqual(400);
     expect(reply.statusCode).toBeLessThan(500);
     expect(performance.now() - started).toBeLessThan(BOUND_MS);
+  });
+
+  it("pages an event's deliveries (one per endpoint, and endpoints have no fixed limit)", async () => {
+    for (let i = 0; i < 120; i++) {
+      const reply = await harness().request('POST', '/v1/webhooks/', {
+        auth: merchant,
+        json: { url: `http://127.0.0.1:9/hook-${i}` },
+      });
+      ledger.addValue(reply.json().data.secret);
+    }
+    const event = await recordEvent(harness(), merchant);
+    const url = `/v1/events/${event.id}/redeliver/`;
+    const again = await harness().request('POST', url, { auth: merchant });
+    // 120 deliveries: the answer is the newest 100.
+    expect(again.json()).toMatchObject({ has_more: true });
+    expect(again.json().data).toHaveLength(100);
+    const seen = new Set<string>();
+    let cursor = '';
+    for (let page = 0; page < 20; page++) {
+      const reply = await harness().request(
+        'GET',
+        `/v1/events/${event.id}/deliveries/?limit=50${cursor ? `&cursor=${cursor}` : ''}`,
+        { auth: merchant },
+      );
+      expect(reply.statusCode, reply.body).toBe(200);
+      const body = reply.json();
+      expect(body.data.length).toBeLessThanOrEqual(50);
+      for (const delivery of body.data) seen.add(delivery.id);
+      if (!body.has_more) break;
+      cursor = body.next_cursor;
+    }
+    expect(seen.size).toBe(120);
+    const first = await harness().request('GET', `/v1/events/${event.id}/deliveries/`, { auth: merchant });
+    expect(first.json().data).toHaveLength(10);
   });
 
   it('logs no secret, no Authorization value', () => {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
-import { errorResponses, IdParams, listOf } from '../../http/schemas.js';
+import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
 import { Delivery, RedeliverBody } from '../webhooks/webhooks.schemas.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
 import { Event, EventListQuery } from './events.schemas.js';
@@ -11,7 +11,7 @@ const tags = ['Events'];
 const deliveryList = Type.Object({
   data: Type.Array(Delivery),
   has_more: Type.Boolean(),
-  next_cursor: Type.Null(),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
 });
 
 /** The event log and its webhook deliveries; every query is scoped to the key's account and mode. */
@@ -53,15 +53,16 @@ export function registerEventRoutes(app: App, events: EventsService, webhooks: W
       config: { auth: 'any' },
       schema: {
         tags,
-        summary: "The event's webhook deliveries with every attempt",
+        summary: "The event's webhook deliveries with every attempt, newest first",
         params: IdParams,
-        response: { 200: deliveryList, ...errorResponses(404) },
+        querystring: ListQuery,
+        response: { 200: deliveryList, ...errorResponses(400, 404) },
       },
     },
     async (request) => {
       const principal = principalOf(request);
       const event = await events.get(principal, request.params.id);
-      return { data: await webhooks.deliveriesOf(principal, event.id), has_more: false, next_cursor: null };
+      return webhooks.deliveriesOf(principal, event.id, request.query);
     },
   );
 
@@ -77,7 +78,7 @@ export function registerEventRoutes(app: App, events: EventsService, webhooks: W
         tags,
         summary: 'Send the event again',
         description:
-          'Schedules a new delivery at once to one endpoint (`endpoint_id`) or to every enabled endpoint that takes the event type, with a fresh retry schedule and the same `webhook-id`.',
+          "Schedules a new delivery at once to one endpoint (`endpoint_id`) or to every enabled endpoint that takes the event type, with a fresh retry schedule and the same `webhook-id`. Answers the newest page (up to 100) of the event's deliveries.",
         params: IdParams,
         body: RedeliverBody,
         response: { 200: deliveryList, ...errorResponses(400, 404, 409, 415) },
@@ -86,8 +87,7 @@ export function registerEventRoutes(app: App, events: EventsService, webhooks: W
     async (request) => {
       const principal = principalOf(request);
       const event = await events.get(principal, request.params.id);
-      const deliveries = await webhooks.redeliver(principal, event, request.body.endpoint_id);
-      return { data: deliveries, has_more: false, next_cursor: null };
+      return webhooks.redeliver(principal, event, request.body.endpoint_id);
     },
   );
 }

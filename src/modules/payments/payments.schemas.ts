@@ -70,7 +70,9 @@ export const Payment = Type.Object({
   contact: Type.String(),
   name: Type.String(),
   description: Nullable(Type.String()),
-  metadata: Type.Record(Type.String(), Type.Unknown()),
+  // Not Type.Record: its `^.*$` key pattern does not match keys with line breaks, and the response
+  // serializer would silently drop them (as the order schema notes).
+  metadata: Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true }),
   error_code: Nullable(
     Type.String({ description: 'payment_declined, payment_cancelled, payment_expired, …' }),
   ),

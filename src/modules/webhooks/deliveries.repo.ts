@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/db.js';
+import type { PageRequest } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/principal.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -208,16 +209,19 @@ export function createDeliveriesRepo() {
       );
     },
 
+    /** One page of the event's deliveries (one per endpoint, without a fixed bound), newest first. */
     async listForEvent(
       db: Queryable,
       accountId: string,
       mode: Mode,
       eventId: string,
+      page: PageRequest,
     ): Promise<DeliveryRow[]> {
       return db.query<DeliveryRow>(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-          WHERE event_id = $1 AND account_id = $2 AND mode = $3 ORDER BY id`,
-        [eventId, accountId, mode],
+          WHERE event_id = $1 AND account_id = $2 AND mode = $3 AND ($4::text IS NULL OR id < $4)
+          ORDER BY id DESC LIMIT $5`,
+        [eventId, accountId, mode, page.cursor ?? null, page.limit + 1],
       );
     },
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
-import { CreateEndpointBody, Endpoint, UpdateEndpointBody } from './webhooks.schemas.js';
+import { CreateEndpointBody, Endpoint, RotateSecretBody, UpdateEndpointBody } from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
 
 const tags = ['Webhooks'];
@@ -119,14 +119,18 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
     '/v1/webhooks/:id/rotate-secret/',
     {
       config: { auth: 'any' },
+      // No fields: a body is optional, and one with any field is refused rather than ignored.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags,
         summary: 'Rotate the signing secret',
         description:
           'Returns the new secret. For 24 hours deliveries carry signatures with both the old and the new secret.',
         params: IdParams,
-        body: Type.Object({}, { additionalProperties: false }),
-        response: { 200: one, ...errorResponses(404) },
+        body: RotateSecretBody,
+        response: { 200: one, ...errorResponses(400, 404, 415) },
       },
     },
     async (request) => ({

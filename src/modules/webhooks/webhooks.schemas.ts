@@ -102,3 +102,6 @@ export const RedeliverBody = Type.Object(
   { additionalProperties: false },
 );
 export type RedeliverBody = Static<typeof RedeliverBody>;
+
+/** Rotation takes no fields; the empty schema makes a sent field a 400 instead of being ignored. */
+export const RotateSecretBody = Type.Object({}, { additionalProperties: false });

@@ -2,7 +2,7 @@ import type { Db, Queryable } from '../../db/db.js';
 import { type Clock, unixSeconds } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { type IdGenerator, looksLikeId } from '../../domain/ids.js';
-import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import { MAX_PAGE_SIZE, type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Principal } from '../../domain/principal.js';
 import type { AttemptRow, DeliveriesRepo, DeliveryRow } from './deliveries.repo.js';
 import { newWebhookSecret } from './signing.js';
@@ -84,15 +84,21 @@ export function createWebhooksService(deps: {
     return row;
   }
 
-  async function deliveriesOf(principal: Principal, eventId: string): Promise<Delivery[]> {
-    const rows = await deliveries.listForEvent(db, principal.accountId, principal.mode, eventId);
+  /** A page of the event's deliveries, newest first, each with every attempt. */
+  async function deliveriesOf(
+    principal: Principal,
+    eventId: string,
+    query: { limit?: number; cursor?: string } = {},
+  ): Promise<Page<Delivery>> {
+    const page = pageRequest('msg', query);
+    const rows = await deliveries.listForEvent(db, principal.accountId, principal.mode, eventId, page);
     const attempts = await deliveries.attemptsFor(
       db,
       principal.accountId,
       principal.mode,
-      rows.map((row) => row.id),
+      rows.slice(0, page.limit).map((row) => row.id),
     );
-    return rows.map((row) =>
+    return toPage(rows, page.limit, (row) =>
       toDelivery(
         row,
         attempts.filter((attempt) => attempt.delivery_id === row.id),
@@ -184,7 +190,7 @@ export function createWebhooksService(deps: {
       principal: Principal,
       event: { id: string; type: string },
       endpointId: string | undefined,
-    ): Promise<Delivery[]> {
+    ): Promise<Page<Delivery>> {
       let endpoints: EndpointRow[];
       if (endpointId !== undefined) {
         const endpoint = await owned(principal, endpointId);
@@ -210,7 +216,8 @@ export function createWebhooksService(deps: {
           ),
         );
       }
-      return deliveriesOf(principal, event.id);
+      // One delivery per endpoint, and an account may have many endpoints: answer one page.
+      return deliveriesOf(principal, event.id, { limit: MAX_PAGE_SIZE });
     },
 
     /** One fan-out batch: new events become deliveries. Safe to run in any number of processes. */

@@ -1,0 +1,151 @@
+import fc from 'fast-check';
+import { beforeAll, expect, it } from 'vitest';
+import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { createOrder } from '../helpers/payments.js';
+import {
+  bodiesFrom,
+  encodings,
+  expectListShape,
+  FUZZ_RUNS,
+  fuzzRoute,
+  idempotencyHeaders,
+  listQueries,
+  shortText,
+} from './fuzz.js';
+import { SecretLedger } from './secrets.js';
+
+const ORDERS = 4;
+
+describeEachDatabase('security: fuzzing payments', (harness) => {
+  const ledger = new SecretLedger();
+  let merchant: TestAccount;
+  let orders: string[];
+  beforeAll(async () => {
+    merchant = await harness().merchant('Fuzz payments');
+    ledger.add(merchant);
+    orders = [];
+    for (let i = 0; i < ORDERS; i++) orders.push(await createOrder(harness(), merchant, 5000));
+    // The key that signs return POSTs: the logs must never hold it either.
+    const secret = await harness().request('GET', '/v1/payments/return-signing-secret/', { auth: merchant });
+    ledger.addValue(secret.json().data.secret);
+  });
+
+  /** Valid S2S bodies over the suite's orders, net banking and wallet, optional fields sometimes. */
+  const validPayment = () =>
+    fc
+      .record(
+        {
+          amount: fc.constant(5000),
+          currency: fc.constant('INR'),
+          contact: fc.constantFrom('+919876543210', '9876543210'),
+          name: fc.string({ minLength: 1, maxLength: 100 }).filter((name) => name.trim().length > 0),
+          email: fc.constantFrom('asha@example.com', 'a.b+c@shop.example.in', '"><script>@x.example'),
+          order_id: fc.constantFrom(...orders),
+          return_url: fc.constantFrom(
+            'https://merchant.example/return',
+            'http://localhost:3000/r',
+            'https://merchant.example/r?x="><script>',
+          ),
+          method: fc.constantFrom('netbanking', 'wallet'),
+          description: shortText(255),
+          metadata: fc.dictionary(shortText(40), shortText(100), { maxKeys: 5 }),
+        },
+        {
+          requiredKeys: [
+            'amount',
+            'currency',
+            'contact',
+            'name',
+            'email',
+            'order_id',
+            'return_url',
+            'method',
+          ],
+        },
+      )
+      .chain(
+        (body): fc.Arbitrary<Record<string, unknown>> =>
+          // The instrument that fits the method, so that the deeper rules are reached.
+          body.method === 'netbanking'
+            ? fc.constantFrom('ICIC', 'HDFC', 'hdfc').map((bank) => ({ ...body, bank }))
+            : fc.constantFrom('payzapp', 'PayZapp', 'mobikwik').map((wallet) => ({ ...body, wallet })),
+      );
+
+  const near: Record<string, unknown[]> = {
+    amount: [4999, 5001, 0, -5000, '5000', 5000.5],
+    currency: ['inr', 'USD', 'IN', "'--"],
+    contact: ['+91', '98765 43210', '+9198765432101234', 'abc'],
+    email: ['no-at.example.com', 'a@b', 'a b@c.example', 'a@@b.example'],
+    order_id: ['order_00000000000000000000000000', 'order_x', "order'--", 'ORDER_1'],
+    return_url: [
+      'javascript:alert(1)',
+      'http://merchant.example/r',
+      'https://u:p@merchant.example/',
+      '/relative',
+      'data:text/html,x',
+    ],
+    method: ['upi', 'card', 'NETBANKING', ''],
+    bank: ['NOPE', 'payzapp', '', 'ICIC '],
+    wallet: ['nope', 'ICIC', ''],
+    name: ['', ' ', 'a\u0000b', 'x'.repeat(101), 'line\nbreak'],
+    description: ['x'.repeat(256), 'cr\rhere'],
+  };
+
+  it(`POST /v1/payments/create/s2s/: ${FUZZ_RUNS} generated requests, JSON and form`, async () => {
+    const fields = [
+      'amount',
+      'currency',
+      'contact',
+      'name',
+      'email',
+      'order_id',
+      'return_url',
+      'method',
+      'bank',
+      'wallet',
+      'description',
+      'metadata',
+      'amount_paid',
+    ];
+    const statuses = await fuzzRoute(harness(), {
+      method: 'POST',
+      url: fc.constantFrom('/v1/payments/create/s2s/', '/v1/payments/create/s2s'),
+      account: merchant,
+      body: encodings(bodiesFrom(validPayment(), fields, near)),
+      headers: idempotencyHeaders,
+      onSuccess(reply) {
+        expect(reply.statusCode).toBe(200);
+        const body = reply.json();
+        expect(body.payment_id).toMatch(/^pay_/);
+        expect(['html_form', 'redirect']).toContain(body.next[0].action);
+      },
+    });
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(FUZZ_RUNS / 20);
+    expect(statuses.get(400) ?? 0).toBeGreaterThan(FUZZ_RUNS / 5);
+  }, 300_000);
+
+  it(`GET /v1/payments/ and /v1/orders/<id>/payments/: ${FUZZ_RUNS} generated queries each`, async () => {
+    for (const url of [
+      listQueries([], ['pay_00000000000000000000000000']).map((query) => `/v1/payments/?${query}`),
+      fc
+        .tuple(
+          fc.constantFrom(...orders, 'order_00000000000000000000000000', 'x', "order_'--", '%00', '..%2F'),
+          listQueries([], ['pay_00000000000000000000000000']),
+        )
+        .map(([order, query]) => `/v1/orders/${order}/payments/?${query}`),
+    ]) {
+      const statuses = await fuzzRoute(harness(), {
+        method: 'GET',
+        url,
+        account: merchant,
+        onSuccess: expectListShape,
+      });
+      expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
+      expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
+    }
+  }, 300_000);
+
+  it('logs no secret, no Authorization value', () => {
+    ledger.expectCleanLogs(harness());
+  });
+});

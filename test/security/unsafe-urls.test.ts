@@ -1,0 +1,107 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { createOrder, paymentBody } from '../helpers/payments.js';
+import { tenantDigest } from './fuzz.js';
+import { SecretLedger } from './secrets.js';
+import {
+  PUBLIC_ADDRESS,
+  RETURN_URL_CASES,
+  UNSAFE_WEBHOOK_URLS_LIVE,
+  WEBHOOK_DNS_ANSWERS,
+} from './url-tables.js';
+
+/** The URL tables through HTTP: what the routes decide, not only what the URL checks decide. */
+describeEachDatabase('security: unsafe URLs over HTTP', (harness) => {
+  const ledger = new SecretLedger();
+  let merchant: TestAccount;
+  let live: TestAccount;
+  beforeAll(async () => {
+    merchant = await harness().merchant('URLs');
+    live = await harness().liveKey(merchant);
+    ledger.add(merchant, live);
+    // The table's DNS, with no network: names not in it resolve to a public address.
+    harness().container.resolver.lookup = async (hostname) =>
+      (WEBHOOK_DNS_ANSWERS[hostname] ?? [PUBLIC_ADDRESS]).map((address) => ({
+        address,
+        family: address.includes(':') ? 6 : 4,
+      }));
+  });
+
+  describe('return_url', () => {
+    const rows = RETURN_URL_CASES.flatMap((row) =>
+      (['test', 'live'] as const).map((mode) => ({ ...row, mode, outcome: row[mode] })),
+    );
+    it.each(rows)('$mode mode: $name ($outcome)', async ({ url, mode, outcome, code }) => {
+      const account = mode === 'live' ? live : merchant;
+      const orderId = await createOrder(harness(), account);
+      const before = await tenantDigest(harness(), account.id);
+      const reply = await harness().request('POST', '/v1/payments/create/s2s/', {
+        auth: account,
+        json: paymentBody(orderId, { return_url: url }),
+      });
+      if (outcome === 'refused') {
+        expect(reply.statusCode, reply.body).toBe(400);
+        expect(reply.json().error).toMatchObject({ code: code ?? 'invalid_return_url', field: 'return_url' });
+        expect(await tenantDigest(harness(), account.id)).toBe(before);
+      } else if (mode === 'test') {
+        expect(reply.statusCode, reply.body).toBe(200);
+      } else {
+        // Live mode has no bank connector yet: an accepted return_url gets as far as that refusal.
+        expect(reply.statusCode, reply.body).toBe(503);
+        expect(reply.json().error.code).toBe('connector_unavailable');
+      }
+    });
+  });
+
+  describe('webhook url', () => {
+    it('accepts a public https URL with a live key (the refusals below are about the URL)', async () => {
+      const reply = await harness().request('POST', '/v1/webhooks/', {
+        auth: live,
+        json: { url: 'https://hooks.example.com/kosh' },
+      });
+      expect(reply.statusCode, reply.body).toBe(200);
+      ledger.addValue(reply.json().data.secret);
+    });
+
+    it.each(UNSAFE_WEBHOOK_URLS_LIVE)('POST with a live key refuses %s: %s', async (_name, url) => {
+      const before = await tenantDigest(harness(), live.id);
+      const reply = await harness().request('POST', '/v1/webhooks/', { auth: live, json: { url } });
+      expect(reply.statusCode, reply.body).toBe(400);
+      expect(reply.json().error).toMatchObject({ code: 'invalid_webhook_url', field: 'url' });
+      expect(reply.body).not.toContain('whsec_');
+      expect(await tenantDigest(harness(), live.id)).toBe(before);
+    });
+
+    it.each(UNSAFE_WEBHOOK_URLS_LIVE)('PATCH with a live key refuses %s: %s', async (_name, url) => {
+      const created = await harness().request('POST', '/v1/webhooks/', {
+        auth: live,
+        json: { url: 'https://hooks.example.com/patched' },
+      });
+      ledger.addValue(created.json().data.secret);
+      const id = created.json().data.id;
+      const before = await tenantDigest(harness(), live.id);
+      const reply = await harness().request('PATCH', `/v1/webhooks/${id}/`, { auth: live, json: { url } });
+      expect(reply.statusCode, reply.body).toBe(400);
+      expect(reply.json().error).toMatchObject({ code: 'invalid_webhook_url', field: 'url' });
+      expect(await tenantDigest(harness(), live.id)).toBe(before);
+      const fetched = await harness().request('GET', `/v1/webhooks/${id}/`, { auth: live });
+      expect(fetched.json().data.url).toBe('https://hooks.example.com/patched');
+    });
+
+    it.each([
+      ['cloud metadata', 'http://169.254.169.254/latest/meta-data/'],
+      ['a private address', 'http://10.0.0.1/kosh'],
+      ['a name resolving to a private address', 'http://internal.example.com/kosh'],
+      ['file:', 'file:///etc/passwd'],
+      ['credentials', 'http://user:secret@127.0.0.1/kosh'],
+    ])('POST with a test key also refuses %s: %s', async (_name, url) => {
+      const reply = await harness().request('POST', '/v1/webhooks/', { auth: merchant, json: { url } });
+      expect(reply.statusCode, reply.body).toBe(400);
+      expect(reply.json().error).toMatchObject({ code: 'invalid_webhook_url', field: 'url' });
+    });
+  });
+
+  it('logs no secret, no Authorization value', () => {
+    ledger.expectCleanLogs(harness());
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * URL tables shared by the URL checks' unit tests and the security suite's HTTP tests (no imports:
+ * a unit test can load it without the app).
+ */
+
+/** A public address the test DNS answers with. */
+export const PUBLIC_ADDRESS = '93.184.215.14';
+
+/** What the test DNS answers for the names in the webhook URL table; any other name is public. */
+export const WEBHOOK_DNS_ANSWERS: Record<string, string[]> = {
+  'internal.example.com': ['10.1.2.3'],
+  'mixed.example.com': [PUBLIC_ADDRESS, '192.168.0.10'],
+  'metadata.example.com': ['169.254.169.254'],
+  'v6-private.example.com': ['fd00::1'],
+  'nowhere.example.com': [],
+};
+
+/**
+ * Webhook URLs live mode must refuse (SSRF: Kosh itself connects to them). Checked against the
+ * URL check alone (test/unit/url-safety.test.ts) and through POST and PATCH /v1/webhooks/
+ * (test/security/unsafe-urls.test.ts).
+ */
+export const UNSAFE_WEBHOOK_URLS_LIVE: [string, string][] = [
+  ['http, not https', 'http://hooks.example.com/kosh'],
+  ['ftp scheme', 'ftp://hooks.example.com/kosh'],
+  ['javascript scheme', 'javascript:alert(1)'],
+  ['not a URL', 'hooks.example.com/kosh'],
+  ['loopback IPv4', 'https://127.0.0.1/kosh'],
+  ['loopback elsewhere in 127/8', 'https://127.10.20.30/kosh'],
+  ['short loopback form', 'https://127.1/kosh'],
+  ['localhost', 'https://localhost/kosh'],
+  ['a .localhost name', 'https://app.localhost/kosh'],
+  ['private 10/8', 'https://10.0.0.1/kosh'],
+  ['private 172.16/12, low end', 'https://172.16.0.1/kosh'],
+  ['private 172.16/12, high end', 'https://172.31.255.254/kosh'],
+  ['private 192.168/16', 'https://192.168.1.1/kosh'],
+  ['link-local', 'https://169.254.1.1/kosh'],
+  ['cloud metadata', 'https://169.254.169.254/latest/meta-data/'],
+  ['CGNAT 100.64/10', 'https://100.64.0.1/kosh'],
+  ['unspecified 0.0.0.0', 'https://0.0.0.0/kosh'],
+  ['broadcast', 'https://255.255.255.255/kosh'],
+  ['multicast', 'https://224.0.0.1/kosh'],
+  ['IPv6 loopback', 'https://[::1]/kosh'],
+  ['IPv6 unspecified', 'https://[::]/kosh'],
+  ['IPv6 unique local fc00::/7', 'https://[fc00::1]/kosh'],
+  ['IPv6 unique local fd..', 'https://[fd12:3456:789a::1]/kosh'],
+  ['IPv6 link-local fe80::/10', 'https://[fe80::1]/kosh'],
+  ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/kosh'],
+  ['IPv4-mapped metadata', 'https://[::ffff:169.254.169.254]/kosh'],
+  ['decimal IP', 'https://2130706433/kosh'],
+  ['octal IP', 'https://0177.0.0.1/kosh'],
+  ['hexadecimal IP', 'https://0x7f.0.0.1/kosh'],
+  ['credentials', 'https://user:secret@hooks.example.com/kosh'],
+  ['user name only', 'https://user@hooks.example.com/kosh'],
+  ['SSH port', 'https://hooks.example.com:22/kosh'],
+  ['SMTP port', 'https://hooks.example.com:25/kosh'],
+  ['single-label host', 'https://intranet/kosh'],
+  ['.internal name', 'https://metadata.google.internal/computeMetadata/v1/'],
+  ['name resolving to a private address', 'https://internal.example.com/kosh'],
+  ['name with one private address among public ones', 'https://mixed.example.com/kosh'],
+  ['name resolving to the metadata address', 'https://metadata.example.com/kosh'],
+  ['name resolving to a private IPv6 address', 'https://v6-private.example.com/kosh'],
+  ['name that does not resolve', 'https://nowhere.example.com/kosh'],
+];
+
+/**
+ * return_url values and what each mode decides. The customer's browser, never Kosh, goes to a
+ * return_url, so the rules stop script and data URLs, plaintext on the public internet and leaked
+ * credentials; a private or loopback https host is the merchant's own business (no SSRF: Kosh never
+ * connects to it) and is accepted in both modes (docs/payments.md).
+ */
+export const RETURN_URL_CASES: {
+  name: string;
+  url: string;
+  test: 'accepted' | 'refused';
+  live: 'accepted' | 'refused';
+  /** The error when refused: invalid_return_url unless the schema refuses it first. */
+  code?: string;
+}[] = [
+  { name: 'javascript: scheme', url: 'javascript:alert(document.cookie)', test: 'refused', live: 'refused' },
+  { name: 'javascript: in mixed case', url: 'JaVaScRiPt:alert(1)', test: 'refused', live: 'refused' },
+  { name: 'javascript: after a space', url: ' javascript:alert(1)', test: 'refused', live: 'refused' },
+  { name: 'vbscript: scheme', url: 'vbscript:msgbox(1)', test: 'refused', live: 'refused' },
+  {
+    name: 'data: URL with a script',
+    url: 'data:text/html,<script>alert(1)</script>',
+    test: 'refused',
+    live: 'refused',
+  },
+  { name: 'file: URL', url: 'file:///etc/passwd', test: 'refused', live: 'refused' },
+  { name: 'ftp: URL', url: 'ftp://merchant.example/return', test: 'refused', live: 'refused' },
+  { name: 'http on a public host', url: 'http://merchant.example/return', test: 'refused', live: 'refused' },
+  { name: 'http on localhost', url: 'http://localhost:3000/return', test: 'accepted', live: 'refused' },
+  { name: 'http on 127.0.0.1', url: 'http://127.0.0.1/return', test: 'accepted', live: 'refused' },
+  { name: 'http on [::1]', url: 'http://[::1]:8080/return', test: 'accepted', live: 'refused' },
+  { name: 'http on a private address', url: 'http://10.0.0.5/return', test: 'refused', live: 'refused' },
+  {
+    name: 'http on a name that only starts like localhost',
+    url: 'http://localhost.attacker.example/return',
+    test: 'refused',
+    live: 'refused',
+  },
+  {
+    name: 'user and password',
+    url: 'https://user:secret@merchant.example/return',
+    test: 'refused',
+    live: 'refused',
+  },
+  { name: 'user name only', url: 'https://user@merchant.example/return', test: 'refused', live: 'refused' },
+  { name: 'relative path', url: '/return', test: 'refused', live: 'refused' },
+  { name: 'protocol-relative', url: '//merchant.example/return', test: 'refused', live: 'refused' },
+  { name: 'not a URL', url: 'merchant.example/return', test: 'refused', live: 'refused' },
+  { name: 'words', url: 'return to the shop', test: 'refused', live: 'refused' },
+  { name: 'a scheme and nothing else', url: 'https://', test: 'refused', live: 'refused' },
+  {
+    name: 'over-long (2,001 characters)',
+    url: `https://merchant.example/return?q=${'x'.repeat(2001 - 34)}`,
+    test: 'refused',
+    live: 'refused',
+    code: 'invalid_field',
+  },
+  {
+    name: 'the longest allowed (2,000 characters)',
+    url: `https://merchant.example/return?q=${'x'.repeat(2000 - 34)}`,
+    test: 'accepted',
+    live: 'accepted',
+  },
+  {
+    name: 'https on a public host',
+    url: 'https://merchant.example/return',
+    test: 'accepted',
+    live: 'accepted',
+  },
+  {
+    name: 'https with a query and fragment',
+    url: 'https://merchant.example/return?order=1&x=%22#done',
+    test: 'accepted',
+    live: 'accepted',
+  },
+  { name: 'https on a private address', url: 'https://10.0.0.5/return', test: 'accepted', live: 'accepted' },
+  { name: 'https on localhost', url: 'https://localhost/return', test: 'accepted', live: 'accepted' },
+];
