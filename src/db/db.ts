@@ -123,6 +123,13 @@ export function createPoolDb(
         throw classify(error);
       }
       let broken = false;
+      // A connection lost while it is checked out (the server restarts between two statements of
+      // this transaction) is reported as an 'error' event on the client; without a listener that
+      // event would end the process. The next statement fails anyway, and the client is discarded.
+      const lost = () => {
+        broken = true;
+      };
+      client.on('error', lost);
       try {
         await query(client, 'BEGIN');
         const result = await ambient.run({ client, depth: 0 }, () =>
@@ -138,6 +145,7 @@ export function createPoolDb(
         }
         throw error;
       } finally {
+        client.off('error', lost);
         client.release(broken);
       }
     },

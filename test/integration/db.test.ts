@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadMigrations, migrate } from '../../src/db/migrate.js';
 import { openPostgres } from '../../src/db/postgres.js';
@@ -22,6 +23,26 @@ describe('migrations on PostgreSQL', () => {
     } finally {
       await Promise.all(pools.map((db) => db.close()));
       await database.drop();
+    }
+  });
+
+  it('survives a connection cut between two statements of a transaction', async () => {
+    const db = await openTestDatabase('postgres');
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    try {
+      const cut = db.transaction(async (tx) => {
+        const [row] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await admin.query('SELECT pg_terminate_backend($1)', [row!.pid]);
+        // The server's goodbye arrives while no statement is running: an 'error' event on the client.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx.query('SELECT 1');
+      });
+      await expect(cut).rejects.toMatchObject({ code: 'service_unavailable' });
+      expect(await db.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+    } finally {
+      await admin.end();
+      await db.close();
     }
   });
 
