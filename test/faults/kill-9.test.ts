@@ -1,11 +1,9 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { checkPaymentInvariants } from './support/payment-invariants.js';
 import { PAYMENT_WORKLOAD } from './support/payment-workload.js';
-import { freePort, PostgresInstance } from './support/postgres-instance.js';
-import { koshCommand, Service } from './support/service.js';
+import { freePort } from './support/postgres-instance.js';
+import { Service } from './support/service.js';
 import {
   httpClient,
   ORDER_WORKLOAD,
@@ -27,42 +25,22 @@ const RATE = 75;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('kill -9 of the service under load', () => {
-  let postgres: PostgresInstance;
+  let fixture: FaultFixture;
   let service: Service | undefined;
-  let env: NodeJS.ProcessEnv;
-  let auth: string;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-faults-'));
 
   beforeAll(async () => {
-    postgres = await PostgresInstance.create();
-    env = {
-      ...process.env,
-      DATABASE_URL: postgres.url,
-      KOSH_DATA_DIR: dataDir,
-      KOSH_SANDBOX_BOOTSTRAP: 'false',
-      KOSH_LOG_LEVEL: 'info',
-      KOSH_DB_POOL_SIZE: '5',
-      // The load is far above one test key's rate limit on purpose; 0 turns it off (docs/rate-limits.md).
-      KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
-    };
-    const { stdout } = await koshCommand(['merchant', 'create', '--name', 'Fault Merchant', '--json'], {
-      ...env,
-      KOSH_LOG_LEVEL: 'warn',
-    });
-    const credentials = JSON.parse(stdout);
-    auth = `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`;
+    fixture = await createFaultFixture('Fault Merchant', { KOSH_DB_POOL_SIZE: '5' });
   });
 
   afterAll(async () => {
     service?.kill9();
-    postgres?.destroy();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    fixture?.destroy();
   });
 
   it(`keeps every acknowledged order and payment through ${KILLS} kill -9 at ~200 req/s`, async () => {
-    service = new Service(await freePort(), env, ['--workers', '2']);
+    service = new Service(await freePort(), fixture.env, ['--workers', '2']);
     await service.start();
-    const client = httpClient(() => service!.url, auth, 5_000);
+    const client = httpClient(() => service!.url, fixture.auth, 5_000);
     const load = paced(client, WORKLOADS, RATE);
     for (let kill = 0; kill < KILLS; kill++) {
       await sleep(700 + Math.random() * 800);
@@ -83,7 +61,7 @@ describe('kill -9 of the service under load', () => {
     process.stdout.write(
       `[kill -9] sends ${load.outcomes.length}, not acknowledged ${failed}, by status ${JSON.stringify(byStatus)}\n`,
     );
-    const { violations, statuses } = await checkPaymentInvariants(postgres.url);
+    const { violations, statuses } = await checkPaymentInvariants(fixture.postgres.url);
     process.stdout.write(`[kill -9] payments by status ${JSON.stringify(statuses)}\n`);
     for (const [name, ids] of Object.entries(violations)) {
       process.stdout.write(`[kill -9] ${name}: ${ids.length}\n`);
@@ -99,10 +77,10 @@ describe('kill -9 of the service under load', () => {
 
   it('replaces a cluster worker killed with -9 while the others keep serving', async () => {
     if (!service?.alive) {
-      service = new Service(await freePort(), env, ['--workers', '2']);
+      service = new Service(await freePort(), fixture.env, ['--workers', '2']);
       await service.start();
     }
-    const client = httpClient(() => service!.url, auth, 5_000);
+    const client = httpClient(() => service!.url, fixture.auth, 5_000);
     const before = service.workerPids();
     expect(before).toHaveLength(2);
     process.kill(before[0]!, 'SIGKILL');

@@ -1,9 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, PostgresInstance } from './support/postgres-instance.js';
-import { koshCommand, Service } from './support/service.js';
+import { createFaultFixture, type FaultFixture } from './support/fixture.js';
+import { freePort } from './support/postgres-instance.js';
+import { Service } from './support/service.js';
 import { httpClient, ORDER_WORKLOAD, paced, printCounts, verifyAll } from './support/workload.js';
 
 const OUTAGE_MS = 10_000;
@@ -21,51 +19,35 @@ const HANG_LIMIT_MS = 4_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('PostgreSQL stopped for 10 s under load', () => {
-  let postgres: PostgresInstance;
+  let fixture: FaultFixture;
   let service: Service | undefined;
-  let env: NodeJS.ProcessEnv;
-  let auth: string;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-faults-'));
 
   beforeAll(async () => {
-    postgres = await PostgresInstance.create();
-    env = {
-      ...process.env,
-      DATABASE_URL: postgres.url,
-      KOSH_DATA_DIR: dataDir,
-      KOSH_SANDBOX_BOOTSTRAP: 'false',
-      KOSH_LOG_LEVEL: 'info',
+    fixture = await createFaultFixture('Outage Merchant', {
       KOSH_DB_POOL_SIZE: '5',
       KOSH_DB_CONNECT_TIMEOUT_MS: String(DB_TIMEOUT_MS),
       KOSH_DB_STATEMENT_TIMEOUT_MS: String(DB_TIMEOUT_MS),
-    };
-    const { stdout } = await koshCommand(['merchant', 'create', '--name', 'Outage Merchant', '--json'], {
-      ...env,
-      KOSH_LOG_LEVEL: 'warn',
     });
-    const credentials = JSON.parse(stdout);
-    auth = `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`;
   });
 
   afterAll(async () => {
     await service?.stop();
-    postgres?.destroy();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    fixture?.destroy();
   });
 
   it('answers 503 JSON errors in bounded time, does not crash, and serves again without a restart', async () => {
-    service = new Service(await freePort(), env, ['--workers', '2']);
+    service = new Service(await freePort(), fixture.env, ['--workers', '2']);
     await service.start();
     const primaryPid = service.child!.pid;
-    const client = httpClient(() => service!.url, auth, 15_000);
+    const client = httpClient(() => service!.url, fixture.auth, 15_000);
     const load = paced(client, [ORDER_WORKLOAD], 50);
     await sleep(2_000);
 
-    await postgres.stop('fast');
+    await fixture.postgres.stop('fast');
     const stoppedAt = Date.now();
     await sleep(OUTAGE_MS);
     const restartingAt = Date.now();
-    await postgres.start();
+    await fixture.postgres.start();
     const restartedAt = Date.now();
 
     // The first moment a new order is acknowledged again.
@@ -111,17 +93,17 @@ describe('PostgreSQL stopped for 10 s under load', () => {
 
   it('answers within the configured timeouts when PostgreSQL hangs instead of refusing', async () => {
     if (!service?.alive) {
-      service = new Service(await freePort(), env, ['--workers', '2']);
+      service = new Service(await freePort(), fixture.env, ['--workers', '2']);
       await service.start();
     }
-    const client = httpClient(() => service!.url, auth, 15_000);
+    const client = httpClient(() => service!.url, fixture.auth, 15_000);
     const load = paced(client, [ORDER_WORKLOAD], 50);
     await sleep(1_000);
-    const frozen = postgres.signalAll('SIGSTOP');
+    const frozen = fixture.postgres.signalAll('SIGSTOP');
     const frozenAt = Date.now();
     await sleep(FREEZE_MS);
     const thawingAt = Date.now();
-    postgres.signalAll('SIGCONT');
+    fixture.postgres.signalAll('SIGCONT');
 
     let recoveredAt: number | undefined;
     while (Date.now() - thawingAt < 15_000) {

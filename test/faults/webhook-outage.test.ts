@@ -1,12 +1,10 @@
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { chooseSuccess, paymentBody } from './support/payment-workload.js';
-import { freePort, PostgresInstance } from './support/postgres-instance.js';
-import { koshCommand, Service } from './support/service.js';
+import { freePort } from './support/postgres-instance.js';
+import { Service } from './support/service.js';
 import { type Client, httpClient } from './support/workload.js';
 
 const PAYMENT_EVENTS = ['payment.pending', 'payment.captured', 'payment.failed', 'order.paid'];
@@ -81,46 +79,29 @@ async function events(client: Client, filter = ''): Promise<string[]> {
 const undelivered = (client: Client) => events(client, '&delivery_success=false');
 
 describe('the webhook receiver down during a run', () => {
-  let postgres: PostgresInstance;
+  let fixture: FaultFixture;
   let service: Service | undefined;
   let receiver: Receiver | undefined;
-  let auth: string;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-faults-'));
 
   beforeAll(async () => {
-    postgres = await PostgresInstance.create();
-    const env = {
-      ...process.env,
-      DATABASE_URL: postgres.url,
-      KOSH_DATA_DIR: dataDir,
-      KOSH_SANDBOX_BOOTSTRAP: 'false',
-      // `serve` says it is ready at info level.
-      KOSH_LOG_LEVEL: 'info',
-      KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
+    fixture = await createFaultFixture('Webhook Merchant', {
       // Attempts against a dead receiver end quickly; the lease must stay above timeout + 2 s.
       KOSH_WEBHOOK_TIMEOUT_MS: '2000',
       KOSH_WEBHOOK_LEASE_MS: '5000',
       KOSH_WEBHOOK_POLL_INTERVAL_MS: '100',
-    };
-    const { stdout } = await koshCommand(['merchant', 'create', '--name', 'Webhook Merchant', '--json'], {
-      ...env,
-      KOSH_LOG_LEVEL: 'warn',
     });
-    const credentials = JSON.parse(stdout);
-    auth = `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`;
-    service = new Service(await freePort(), env, ['--workers', '2']);
+    service = new Service(await freePort(), fixture.env, ['--workers', '2']);
     await service.start();
   });
 
   afterAll(async () => {
     await receiver?.close();
     await service?.stop();
-    postgres?.destroy();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    fixture?.destroy();
   });
 
   it('delivers every event once the receiver is back (schedule first, redelivery for the rest)', async () => {
-    const client = httpClient(() => service!.url, auth, 10_000);
+    const client = httpClient(() => service!.url, fixture.auth, 10_000);
     receiver = new Receiver(await freePort());
     const endpoint = await client.request('POST', '/v1/webhooks/', {
       url: receiver.url,

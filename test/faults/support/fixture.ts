@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PostgresInstance } from './postgres-instance.js';
+import { koshCommand } from './service.js';
+
+export interface FaultFixture {
+  postgres: PostgresInstance;
+  /** The environment every `kosh` process of the check runs with. */
+  env: NodeJS.ProcessEnv;
+  /** Basic credentials of the check's merchant. */
+  auth: string;
+  destroy(): void;
+}
+
+/**
+ * What every fault check starts from: a throwaway PostgreSQL of its own, a data folder, and a
+ * merchant created with `kosh merchant create`. `settings` adds or overrides environment settings.
+ */
+export async function createFaultFixture(
+  merchantName: string,
+  settings: NodeJS.ProcessEnv = {},
+): Promise<FaultFixture> {
+  const postgres = await PostgresInstance.create();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-faults-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: postgres.url,
+    KOSH_DATA_DIR: dataDir,
+    KOSH_SANDBOX_BOOTSTRAP: 'false',
+    // `serve` says it is ready at info level.
+    KOSH_LOG_LEVEL: 'info',
+    // The loads are far above one test key's rate limit on purpose; 0 turns it off (docs/rate-limits.md).
+    KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
+    ...settings,
+  };
+  const { stdout } = await koshCommand(['merchant', 'create', '--name', merchantName, '--json'], {
+    ...env,
+    KOSH_LOG_LEVEL: 'warn',
+  });
+  const credentials = JSON.parse(stdout);
+  return {
+    postgres,
+    env,
+    auth: `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`,
+    destroy() {
+      postgres.destroy();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
