@@ -5,8 +5,8 @@ import { createOrder } from '../helpers/payments.js';
 import {
   bodiesFrom,
   encodings,
-  expectListShape,
   FUZZ_RUNS,
+  fuzzLists,
   fuzzRoute,
   idempotencyHeaders,
   listQueries,
@@ -125,7 +125,7 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
   }, 300_000);
 
   it(`GET /v1/payments/ and /v1/orders/<id>/payments/: ${FUZZ_RUNS} generated queries each`, async () => {
-    for (const url of [
+    const statuses = await fuzzLists(harness(), merchant, [
       listQueries([], ['pay_00000000000000000000000000']).map((query) => `/v1/payments/?${query}`),
       fc
         .tuple(
@@ -133,16 +133,8 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
           listQueries([], ['pay_00000000000000000000000000']),
         )
         .map(([order, query]) => `/v1/orders/${order}/payments/?${query}`),
-    ]) {
-      const statuses = await fuzzRoute(harness(), {
-        method: 'GET',
-        url,
-        account: merchant,
-        onSuccess: expectListShape,
-      });
-      expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
-      expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
-    }
+    ]);
+    for (const counts of statuses) expect(counts.get(400) ?? 0).toBeGreaterThan(0);
   }, 300_000);
 
   it('logs no secret, no Authorization value', () => {

@@ -294,6 +294,26 @@ export function expectListShape(reply: LightMyRequestResponse): void {
   expect(body.data.length).toBeLessThanOrEqual(100);
 }
 
+/**
+ * Fuzzes the query strings of list endpoints as `account`: each URL generator runs FUZZ_RUNS times,
+ * every 200 is a well-formed list, and both pages and refusals (400 or 404) are seen. Returns the
+ * status counts per URL generator for callers that check more.
+ */
+export async function fuzzLists(
+  harness: Harness,
+  account: TestAccount,
+  urls: fc.Arbitrary<string>[],
+): Promise<Map<number, number>[]> {
+  const all: Map<number, number>[] = [];
+  for (const url of urls) {
+    const statuses = await fuzzRoute(harness, { method: 'GET', url, account, onSuccess: expectListShape });
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
+    expect((statuses.get(400) ?? 0) + (statuses.get(404) ?? 0)).toBeGreaterThan(0);
+    all.push(statuses);
+  }
+  return all;
+}
+
 /** Idempotency-Key headers now and then (only printable values a client could send). */
 export const idempotencyHeaders: fc.Arbitrary<Record<string, string>> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({}) },
