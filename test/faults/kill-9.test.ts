@@ -67,7 +67,9 @@ describe('kill -9 of the service under load', () => {
       process.stdout.write(`[kill -9] ${name}: ${ids.length}\n`);
     }
     for (const count of Object.values(counts)) {
-      expect(count.acknowledged).toBeGreaterThan(KILLS * 50);
+      // A floor that proves the check ran under real load: each 0.7–1.5 s serving window between
+      // kills acknowledges some 40–60 orders, less on a busy machine, so 25 per kill leaves room.
+      expect(count.acknowledged).toBeGreaterThan(KILLS * 25);
       expect(count.lost).toEqual([]);
     }
     // Captures happened while the service was being killed, so the invariants were exercised.
