@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { ORDER_PAYMENT_STARTED } from '../../src/modules/payments/payment.transitions.js';
 import { createPaymentsRepo } from '../../src/modules/payments/payments.repo.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
 import { BANK, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
@@ -68,26 +69,34 @@ const modeOf = (account: TestAccount) => account.credentials.mode;
  */
 async function livePayment(harness: Harness, account: TestAccount, orderId: string, marker: string) {
   const id = harness.container.ids.next('pay');
-  await createPaymentsRepo().insert(harness.container.db, {
-    id,
-    accountId: account.id,
-    mode: 'live',
-    orderId,
-    amount: 5000,
-    currency: 'INR',
-    method: 'netbanking',
-    bank: 'ICIC',
-    wallet: null,
-    instrumentName: 'ICICI Bank',
-    email: 'asha@example.com',
-    contact: '+919876543210',
-    name: 'Asha Rao',
-    description: marker,
-    metadata: { note: marker },
-    returnUrl: 'https://merchant.example/return',
-    connector: 'live-bank',
-    createdAt: harness.clock.now(),
-  });
+  const started = await createPaymentsRepo().start(
+    harness.container.db,
+    {
+      id,
+      accountId: account.id,
+      mode: 'live',
+      orderId,
+      amount: 5000,
+      currency: 'INR',
+      method: 'netbanking',
+      bank: 'ICIC',
+      wallet: null,
+      instrumentName: 'ICICI Bank',
+      email: 'asha@example.com',
+      contact: '+919876543210',
+      name: 'Asha Rao',
+      description: marker,
+      metadata: { note: marker },
+      returnUrl: 'https://merchant.example/return',
+      connector: 'live-bank',
+      createdAt: harness.clock.now(),
+    },
+    {
+      ...ORDER_PAYMENT_STARTED,
+      bankDetails: { method: 'netbanking', bank: 'ICIC', bank_name: 'ICICI Bank' },
+    },
+  );
+  if (!started?.started) throw new Error(`The live payment on ${orderId} was not recorded.`);
   return { id, marker, related: { order: orderId } };
 }
 

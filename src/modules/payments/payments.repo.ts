@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/db.js';
+import type { PreparedStatement, Queryable } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/principal.js';
 import type { PaymentStatus } from './payment.transitions.js';
@@ -53,36 +53,81 @@ export interface NewPayment {
   createdAt: Date;
 }
 
+/** What the order looked like when a payment tried to start on it; `started` says whether it did. */
+export interface StartResult {
+  status: 'created' | 'attempted' | 'paid';
+  amount: string;
+  currency: string;
+  started: boolean;
+}
+
+/**
+ * Starting a payment in ONE statement (one round trip, its own transaction): lock the order, insert
+ * the payment only if the order may take it (status among `$19`, same amount and currency), and
+ * move the order to `$20` with the payment's return URL and bank details. The order row is locked
+ * before anything is written, so a capture on the same order cannot interleave. When nothing was
+ * inserted the row still says why (not found, paid, another amount or currency). The update names
+ * the order by \`$4\`, not by a join on the inserted row: the planner cannot see through a join
+ * on a data-modifying CTE and would scan every order of the account.
+ */
+const START: PreparedStatement = {
+  name: 'payments_start',
+  text: `WITH target AS (
+           SELECT status, amount, currency FROM orders
+            WHERE id = $4 AND account_id = $2 AND mode = $3
+            FOR UPDATE
+         ), payment AS (
+           INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
+             instrument_name, email, contact, name, description, metadata, return_url, connector, created_at, updated_at)
+           SELECT $1, $2, $3, $4, $5, $6, 'created', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18
+             FROM target
+            WHERE target.status = ANY ($19::text[]) AND target.amount = $5::bigint AND target.currency = $6::text
+           RETURNING id
+         ), moved AS (
+           UPDATE orders SET status = $20, return_url = $16, bank_details = $21, updated_at = $18
+            WHERE EXISTS (SELECT 1 FROM payment)
+              AND orders.id = $4 AND orders.account_id = $2 AND orders.mode = $3
+              AND orders.status = ANY ($19::text[])
+           RETURNING orders.id
+         )
+         SELECT status, amount, currency, EXISTS (SELECT 1 FROM moved) AS started FROM target`,
+};
+
 export function createPaymentsRepo() {
   return {
-    async insert(tx: Queryable, p: NewPayment): Promise<PaymentRow> {
-      const [row] = await tx.query<PaymentRow>(
-        `INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
-           instrument_name, email, contact, name, description, metadata, return_url, connector, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'created', $7, $8, $9, $18, $10, $11, $12, $13, $14, $15, $16, $17, $17)
-         RETURNING ${COLUMNS}`,
-        [
-          p.id,
-          p.accountId,
-          p.mode,
-          p.orderId,
-          p.amount,
-          p.currency,
-          p.method,
-          p.bank,
-          p.wallet,
-          p.email,
-          p.contact,
-          p.name,
-          p.description,
-          p.metadata,
-          p.returnUrl,
-          p.connector,
-          p.createdAt,
-          p.instrumentName,
-        ],
-      );
-      return row!;
+    /**
+     * Inserts the payment and moves its order (\`from\` → \`to\`, from the order transition table) in
+     * one statement; undefined when the order does not exist for this account and mode.
+     */
+    async start(
+      db: Queryable,
+      p: NewPayment,
+      order: { from: readonly string[]; to: string; bankDetails: object },
+    ): Promise<StartResult | undefined> {
+      const [row] = await db.query<StartResult>(START, [
+        p.id,
+        p.accountId,
+        p.mode,
+        p.orderId,
+        p.amount,
+        p.currency,
+        p.method,
+        p.bank,
+        p.wallet,
+        p.instrumentName,
+        p.email,
+        p.contact,
+        p.name,
+        p.description,
+        p.metadata,
+        p.returnUrl,
+        p.connector,
+        p.createdAt,
+        order.from,
+        order.to,
+        order.bankDetails,
+      ]);
+      return row;
     },
 
     /** Tenant-scoped: another account's or mode's payment is not found. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ConnectorRegistry } from '../../connectors/connector.js';
+import type { Connector, ConnectorRegistry } from '../../connectors/connector.js';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
@@ -7,8 +7,9 @@ import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Principal } from '../../domain/principal.js';
 import type { MethodsService } from '../methods/methods.service.js';
+import type { OrderRow } from '../orders/orders.repo.js';
 import type { OrdersService } from '../orders/orders.service.js';
-import { orderTransition } from './payment.transitions.js';
+import { ORDER_PAYMENT_STARTED } from './payment.transitions.js';
 import { buildAction } from './payments.actions.js';
 import { bankDetailsOf, toPayment } from './payments.model.js';
 import type { PaymentsRepo } from './payments.repo.js';
@@ -16,6 +17,31 @@ import type { Action, CreatePaymentBody, Payment } from './payments.schemas.js';
 import { canonicalKey, checkPaymentFields } from './payments.validation.js';
 
 export { toPayment } from './payments.model.js';
+
+/** Throws the error the order itself gives a payment: missing, already paid, another amount or currency. */
+function refuseOrder(
+  input: Pick<CreatePaymentBody, 'order_id' | 'amount' | 'currency'>,
+  order: Pick<OrderRow, 'status' | 'amount' | 'currency'> | undefined,
+): void {
+  if (!order) throw new KoshError('resource_not_found', `No order with id '${input.order_id}'.`, 'order_id');
+  if (order.status === 'paid') {
+    throw new KoshError('order_already_paid', `Order ${input.order_id} is already paid.`, 'order_id');
+  }
+  if (input.amount !== Number(order.amount)) {
+    throw new KoshError(
+      'amount_mismatch',
+      `amount ${input.amount} does not equal the order's amount ${order.amount}.`,
+      'amount',
+    );
+  }
+  if (input.currency !== order.currency) {
+    throw new KoshError(
+      'currency_mismatch',
+      `currency '${input.currency}' does not equal the order's currency '${order.currency}'.`,
+      'currency',
+    );
+  }
+}
 
 export function createPaymentsService(deps: {
   db: Db;
@@ -29,47 +55,42 @@ export function createPaymentsService(deps: {
 }) {
   const { db, repo, ids, clock, orders, methods, connectors, publicUrl } = deps;
 
-  function orderPaid(orderId: string): KoshError {
-    return new KoshError('order_already_paid', `Order ${orderId} is already paid.`, 'order_id');
-  }
-
   return {
-    /** Seed §4.2/§4.3: checks everything, records the payment, answers how the browser continues. */
+    /**
+     * Seed §4.2/§4.3: checks everything, records the payment, answers how the browser continues.
+     * The order is read, locked, checked and moved in the same single statement that inserts the
+     * payment; the order's own errors are worked out from what that statement saw.
+     */
     async create(
       principal: Principal,
       input: CreatePaymentBody,
     ): Promise<{ payment_id: string; next: Action[] }> {
       const { accountId, mode } = principal;
       checkPaymentFields(input, mode);
-      const order = await orders.findForPayment(db, accountId, mode, input.order_id, false);
-      if (!order)
-        throw new KoshError('resource_not_found', `No order with id '${input.order_id}'.`, 'order_id');
-      if (order.status === 'paid') throw orderPaid(order.id);
-      if (input.amount !== Number(order.amount)) {
-        throw new KoshError(
-          'amount_mismatch',
-          `amount ${input.amount} does not equal the order's amount ${order.amount}.`,
-          'amount',
-        );
+      // The order's errors come before the method's and the connector's: when either of those is
+      // wrong, the order is read first so that the caller hears about the order.
+      const refuseWithOrderFirst = async (error: KoshError): Promise<never> => {
+        refuseOrder(input, await orders.findForPayment(db, accountId, mode, input.order_id, false));
+        throw error;
+      };
+      let connector: Connector;
+      try {
+        connector = connectors.forMode(mode);
+      } catch (error) {
+        if (error instanceof KoshError) return refuseWithOrderFirst(error);
+        throw error;
       }
-      if (input.currency !== order.currency) {
-        throw new KoshError(
-          'currency_mismatch',
-          `currency '${input.currency}' does not equal the order's currency '${order.currency}'.`,
-          'currency',
-        );
-      }
-      const connector = connectors.forMode(mode);
-
       const field = input.method === 'netbanking' ? 'bank' : 'wallet';
       const code = (input.method === 'netbanking' ? input.bank : input.wallet) ?? '';
       const enabled = (await methods.get(accountId, mode))[input.method];
       const key = canonicalKey(enabled, code);
       if (key === undefined) {
-        throw new KoshError(
-          'method_not_enabled',
-          `${field} '${code}' is not enabled for this account; use a key of '${input.method}' from GET /v1/payments/methods/.`,
-          field,
+        return refuseWithOrderFirst(
+          new KoshError(
+            'method_not_enabled',
+            `${field} '${code}' is not enabled for this account; use a key of '${input.method}' from GET /v1/payments/methods/.`,
+            field,
+          ),
         );
       }
 
@@ -82,40 +103,35 @@ export function createPaymentsService(deps: {
         method: input.method,
         code: key,
       });
-      await db.transaction(async (tx) => {
-        // Locked so that a capture on this order cannot interleave with a new attempt.
-        const locked = await orders.findForPayment(tx, accountId, mode, order.id, true);
-        if (!locked) throw notFound('order', order.id);
-        const to = orderTransition(locked.status, 'payment_started');
-        if (!to) throw orderPaid(order.id);
-        const payment = await repo.insert(tx, {
-          id,
-          accountId,
-          mode,
-          orderId: order.id,
-          amount: input.amount,
-          currency: input.currency,
-          method: input.method,
-          bank: input.method === 'netbanking' ? key : null,
-          wallet: input.method === 'wallet' ? key : null,
-          instrumentName: enabled[key] ?? key,
-          email: input.email,
-          contact: input.contact,
-          name: input.name.trim(),
-          description: input.description ?? null,
-          metadata: input.metadata ?? {},
-          returnUrl: input.return_url,
-          connector: connector.name,
-          createdAt: clock.now(),
-        });
-        const changed = await orders.changeStatus(tx, locked, {
-          to,
-          amountPaid: Number(locked.amount_paid),
-          returnUrl: payment.return_url,
-          bankDetails: bankDetailsOf(payment),
-        });
-        if (!changed) throw new KoshError('state_conflict', `Order ${order.id} changed; try again.`);
+      const payment = {
+        id,
+        accountId,
+        mode,
+        orderId: input.order_id,
+        amount: input.amount,
+        currency: input.currency,
+        method: input.method,
+        bank: input.method === 'netbanking' ? key : null,
+        wallet: input.method === 'wallet' ? key : null,
+        instrumentName: enabled[key] ?? key,
+        email: input.email,
+        contact: input.contact,
+        name: input.name.trim(),
+        description: input.description ?? null,
+        metadata: input.metadata ?? {},
+        returnUrl: input.return_url,
+        connector: connector.name,
+        createdAt: clock.now(),
+      };
+      const result = await repo.start(db, payment, {
+        ...ORDER_PAYMENT_STARTED,
+        bankDetails: bankDetailsOf({ ...payment, instrument_name: payment.instrumentName }),
       });
+      if (!result?.started) {
+        refuseOrder(input, result);
+        // The order may take payments but was not moved: only a concurrent change explains that.
+        throw new KoshError('state_conflict', `Order ${input.order_id} changed; try again.`);
+      }
       return {
         payment_id: id,
         next: [buildAction(action, { id, method: input.method, code: key }, publicUrl)],
