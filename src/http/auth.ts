@@ -3,6 +3,7 @@ import { KoshError } from '../domain/errors.js';
 import type { AccountKind, Principal } from '../domain/principal.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { RateLimiter } from './rate-limit.js';
+import { RequestLogger } from './request-logger.js';
 
 /** `any`: both merchant and partner keys (each sees only its own account's data). */
 export type AuthRequirement = AccountKind | 'any' | 'none';
@@ -62,6 +63,8 @@ export function createAuthHook(accounts: AccountsService, limiter?: RateLimiter)
       throw new KoshError(requirement === 'partner' ? 'partner_key_required' : 'merchant_key_required');
     }
     request.principal = principal;
-    request.log = request.log.child({ account_id: principal.accountId, mode: principal.mode });
+    const bindings = { account_id: principal.accountId, mode: principal.mode };
+    if (request.log instanceof RequestLogger) request.log.bind(bindings);
+    else request.log = request.log.child(bindings);
   };
 }

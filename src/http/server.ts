@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
+import type { Logger } from 'pino';
 import type { Container } from '../container.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerDocumentRoutes } from '../modules/merchants/documents.routes.js';
@@ -22,6 +23,7 @@ import { createMetrics } from './metrics.js';
 import { registerNotFound } from './not-found.js';
 import { registerOpsRoutes } from './ops.routes.js';
 import { createRateLimiter } from './rate-limit.js';
+import { createAccessLogger, RequestLogger } from './request-logger.js';
 import { recordRoutes } from './route-registry.js';
 import { ErrorResponse } from './schemas.js';
 
@@ -51,6 +53,9 @@ export async function buildServer(container: Container): Promise<App> {
     loggerInstance: container.log as FastifyBaseLogger,
     // Fastify logs two lines per request; Kosh writes one (onResponse below), or none.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's own logger is made only if something logs through it (see RequestLogger).
+    childLoggerFactory: (logger, bindings, options) =>
+      new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
@@ -84,6 +89,7 @@ export async function buildServer(container: Container): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const metrics = createMetrics();
+  const accessLog = createAccessLogger(container.log);
   const routes: RouteSummary[] = [];
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { hide?: boolean } | undefined;
@@ -139,8 +145,17 @@ export async function buildServer(container: Container): Promise<App> {
       reply.elapsedTime / 1000,
     );
     if (config.requestLog) {
-      request.log.info(
-        { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+      const principal = request.principal;
+      accessLog.info(
+        {
+          reqId: request.id,
+          account_id: principal?.accountId,
+          mode: principal?.mode,
+          method: request.method,
+          url: request.url,
+          status: reply.statusCode,
+          ms: reply.elapsedTime,
+        },
         'request',
       );
     }

@@ -44,6 +44,45 @@ describeEachDatabase('authentication and modes', (harness) => {
     await expect401(basicAuth({ api_key: 'not_a_key', secret_key: 'x' }), 'invalid_credentials');
   });
 
+  it('checks the secret on every request, also once the key is cached', async () => {
+    const cached = await harness().merchant('Cached');
+    const wrong = basicAuth({
+      api_key: cached.credentials.api_key,
+      secret_key: `${cached.credentials.secret_key}x`,
+    });
+    expect((await harness().request('GET', '/v1/orders/', { auth: cached })).statusCode).toBe(200);
+    await expect401(wrong, 'invalid_credentials');
+    await expect401(
+      basicAuth({ api_key: cached.credentials.api_key, secret_key: 'sk_test_short' }),
+      'invalid_credentials',
+    );
+    expect((await harness().request('GET', '/v1/orders/', { auth: cached })).statusCode).toBe(200);
+  });
+
+  it('writes one access line per request, with the account and mode once authenticated', async () => {
+    const before = harness().logs().length;
+    const response = await harness().request('GET', '/v1/payments/methods/', { auth: merchant });
+    const lines = harness()
+      .logs()
+      .slice(before)
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === 'request');
+    expect(lines).toEqual([
+      expect.objectContaining({
+        service: 'kosh',
+        reqId: response.headers['x-request-id'],
+        account_id: merchant.id,
+        mode: 'test',
+        method: 'GET',
+        url: '/v1/payments/methods/',
+        status: 200,
+        ms: expect.any(Number),
+      }),
+    ]);
+  });
+
   it('refuses a revoked key at once', async () => {
     const revokable = await harness().merchant('Revokable');
     expect((await harness().request('GET', '/v1/orders/', { auth: revokable })).statusCode).toBe(200);

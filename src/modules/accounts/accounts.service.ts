@@ -5,7 +5,15 @@ import type { AccountKind, Mode, Principal } from '../../domain/principal.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { AccountRow, AccountStatus, AccountsRepo, KeyRow } from './accounts.repo.js';
-import { hashSecret, modeOfApiKey, newApiKey, newSecretKey, secretMatches } from './credentials.js';
+import {
+  digestMatches,
+  hashSecret,
+  modeOfApiKey,
+  newApiKey,
+  newSecretKey,
+  secretDigest,
+  secretMatches,
+} from './credentials.js';
 
 export interface Credentials {
   account_id: string;
@@ -34,7 +42,10 @@ export function createAccountsService(deps: {
   keyCacheTtlMs: number;
 }) {
   const { db, repo, ids, methods, pepper } = deps;
-  const keyCache = new TtlCache<KeyRow>(deps.keyCacheTtlMs, 10_000);
+  // A verified key row with the SHA-256 of the secret that was verified against its HMAC: a cached
+  // request compares one fast digest instead of recomputing the HMAC (secrets are unique, so equal
+  // digests mean the stored HMAC matches). The digest lives only in this process's memory.
+  const keyCache = new TtlCache<{ row: KeyRow; secretDigest: Buffer }>(deps.keyCacheTtlMs, 10_000);
 
   async function createAccount(tx: Queryable, input: NewAccount): Promise<AccountRow> {
     const account = await repo.insertAccount(tx, {
@@ -119,19 +130,24 @@ export function createAccountsService(deps: {
 
     /**
      * Resolves Basic credentials to a principal, or undefined when they do not match a usable key.
-     * Verified key rows are cached for a short time; the secret is checked (HMAC, constant time)
-     * on every request, cached or not.
+     * Verified key rows are cached for a short time; the secret is checked on every request, cached
+     * or not: against the stored HMAC on a miss, against the verified secret's digest on a hit (both
+     * in constant time).
      */
     async authenticate(apiKey: string, secret: string): Promise<Principal | undefined> {
       const mode = modeOfApiKey(apiKey);
       if (!mode || apiKey.length > 64 || secret.length > 256) return undefined;
-      let row = keyCache.get(apiKey);
-      if (!row) {
+      const cached = keyCache.get(apiKey);
+      let row: KeyRow | undefined;
+      if (cached) {
+        if (!digestMatches(secret, cached.secretDigest)) return undefined;
+        row = cached.row;
+      } else {
         row = await repo.findKey(db, apiKey);
-        if (!row) return undefined;
-        if (secretMatches(pepper, secret, row.secret_hash)) keyCache.set(apiKey, row);
+        if (!row || !secretMatches(pepper, secret, row.secret_hash)) return undefined;
+        keyCache.set(apiKey, { row, secretDigest: secretDigest(secret) });
       }
-      if (row.revoked_at !== null || !secretMatches(pepper, secret, row.secret_hash)) return undefined;
+      if (row.revoked_at !== null) return undefined;
       if (row.account_status === 'suspended') {
         throw new KoshError('account_not_activated', 'The account is suspended.');
       }

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Mode } from '../../domain/principal.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -33,6 +33,15 @@ export function hashSecret(pepper: string, secret: string): Buffer {
 export function secretMatches(pepper: string, secret: string, storedHash: Buffer): boolean {
   const candidate = hashSecret(pepper, secret);
   return candidate.length === storedHash.length && timingSafeEqual(candidate, storedHash);
+}
+
+/** An unkeyed SHA-256 of a secret already verified against its HMAC: for the in-memory key cache only. */
+export function secretDigest(secret: string): Buffer {
+  return hash('sha256', secret, 'buffer');
+}
+
+export function digestMatches(secret: string, digest: Buffer): boolean {
+  return timingSafeEqual(secretDigest(secret), digest);
 }
 
 export function newPepper(): string {
