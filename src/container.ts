@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { createConnectorRegistry } from './connectors/connector.js';
+import { type ConnectorRegistry, createConnectorRegistry } from './connectors/connector.js';
 import { createSandboxConnector } from './connectors/sandbox/sandbox.connector.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
@@ -11,7 +11,7 @@ import { type Clock, systemClock } from './domain/clock.js';
 import { createIdGenerator, type IdGenerator } from './domain/ids.js';
 import { createLogger } from './log.js';
 import { createAccountsRepo } from './modules/accounts/accounts.repo.js';
-import { createAccountsService } from './modules/accounts/accounts.service.js';
+import { createAccountsService, createKeyCache, type KeyCache } from './modules/accounts/accounts.service.js';
 import { newPepper } from './modules/accounts/credentials.js';
 import { createEventsRepo } from './modules/events/events.repo.js';
 import { createEventsService } from './modules/events/events.service.js';
@@ -24,7 +24,11 @@ import { createMerchantsService } from './modules/merchants/merchants.service.js
 import { createOnboarding } from './modules/merchants/onboarding.js';
 import { createVpasRepo } from './modules/merchants/vpas.repo.js';
 import { createVpasService } from './modules/merchants/vpas.service.js';
-import { createMethodsService } from './modules/methods/methods.service.js';
+import {
+  createMethodsCache,
+  createMethodsService,
+  type MethodsCache,
+} from './modules/methods/methods.service.js';
 import { createOrdersRepo } from './modules/orders/orders.repo.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
 import { createAuthenticationService } from './modules/payments/authentication.service.js';
@@ -61,7 +65,121 @@ export interface ContainerOptions {
   resolver?: Resolver;
 }
 
-/** Wires every service with its dependencies passed in explicitly. */
+/** What every wiring of the services shares: one per process. */
+interface Shared {
+  config: Config;
+  clock: Clock;
+  ids: IdGenerator;
+  pepper: string;
+  resolver: Resolver;
+  connectors: ConnectorRegistry;
+  caches: { methods: MethodsCache; keys: KeyCache };
+}
+
+/**
+ * Wires the module services over `db`, with their dependencies passed in explicitly. The container
+ * wires them once over the pool; the Idempotency-Key wrapper wires them again over a request's
+ * transaction, so that everything the handler does joins that transaction. Wiring holds no state:
+ * caches, ids and connectors come from `shared`.
+ */
+export function wireServices(db: Db, shared: Shared) {
+  const { config, clock, ids, pepper, resolver, connectors, caches } = shared;
+  const methods = createMethodsService({ db, cache: caches.methods });
+  const accounts = createAccountsService({
+    db,
+    repo: createAccountsRepo(),
+    ids,
+    methods,
+    pepper,
+    keyCache: caches.keys,
+  });
+  const events = createEventsService({ db, repo: createEventsRepo(), ids, clock });
+  const orders = createOrdersService({
+    db,
+    repo: createOrdersRepo(),
+    ids,
+    clock,
+    amountLimits: config.amountLimits,
+  });
+  const paymentsRepo = createPaymentsRepo();
+  const paymentStates = createPaymentStates({ db, repo: paymentsRepo, orders, events, clock });
+  const payments = createPaymentsService({
+    db,
+    repo: paymentsRepo,
+    ids,
+    clock,
+    orders,
+    methods,
+    connectors,
+    publicUrl: config.publicUrl,
+  });
+  const authentication = createAuthenticationService({
+    db,
+    repo: paymentsRepo,
+    states: paymentStates,
+    payments,
+    accounts,
+    connectors,
+    clock,
+    expirySeconds: config.paymentExpirySeconds,
+  });
+  const webhooks = createWebhooksService({
+    db,
+    repo: createWebhooksRepo(),
+    deliveries: createDeliveriesRepo(),
+    ids,
+    clock,
+    resolver,
+  });
+  const merchantRepos = {
+    merchants: createMerchantsRepo(),
+    documents: createDocumentsRepo(),
+    vpas: createVpasRepo(),
+  };
+  const onboarding = createOnboarding({ accounts, events, clock, repos: merchantRepos });
+  const merchants = createMerchantsService({
+    db,
+    clock,
+    accounts,
+    methods,
+    onboarding,
+    repos: merchantRepos,
+  });
+  const documents = createDocumentsService({
+    db,
+    clock,
+    ids,
+    directory: path.join(config.dataDir, 'documents'),
+    merchants,
+    onboarding,
+    repo: merchantRepos.documents,
+  });
+  const vpas = createVpasService({
+    db,
+    clock,
+    ids,
+    handle: config.vpaHandle,
+    merchants,
+    repo: merchantRepos.vpas,
+  });
+  return {
+    accounts,
+    methods,
+    orders,
+    events,
+    payments,
+    paymentStates,
+    authentication,
+    webhooks,
+    merchants,
+    documents,
+    vpas,
+  };
+}
+
+export type Services = ReturnType<typeof wireServices>;
+
+/** Opens the database and wires every service and background job. */
 export async function createContainer(config: Config, options: ContainerOptions = {}) {
   const log = options.log ?? createLogger(config.logLevel);
   const db = options.db ?? (await openDatabase(config));
@@ -71,114 +189,39 @@ export async function createContainer(config: Config, options: ContainerOptions 
       if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations');
     }
     const clock = options.clock ?? systemClock;
-    const ids: IdGenerator = createIdGenerator(() => clock.now().getTime());
-    const accountsRepo = createAccountsRepo();
-    const pepper = config.secretPepper ?? (await accountsRepo.pepperSetting(db, newPepper()));
-
-    const methods = createMethodsService({ db, cacheTtlMs: config.methodsCacheTtlMs });
-    const accounts = createAccountsService({
-      db,
-      repo: accountsRepo,
-      ids,
-      methods,
-      pepper,
-      keyCacheTtlMs: config.keyCacheTtlMs,
-    });
-    const events = createEventsService({ db, repo: createEventsRepo(), ids, clock });
-    const orders = createOrdersService({
-      db,
-      repo: createOrdersRepo(),
-      ids,
+    const shared: Shared = {
+      config,
       clock,
-      amountLimits: config.amountLimits,
-    });
-    // Live mode has no connector yet: live payments are refused, never simulated.
-    const connectors = createConnectorRegistry({ test: createSandboxConnector() });
+      ids: createIdGenerator(() => clock.now().getTime()),
+      pepper: config.secretPepper ?? (await createAccountsRepo().pepperSetting(db, newPepper())),
+      // Consumers call `resolver.lookup` at use time, so tests can swap the DNS answers of a running container.
+      resolver: { lookup: (options.resolver ?? systemResolver).lookup },
+      // Live mode has no connector yet: live payments are refused, never simulated.
+      connectors: createConnectorRegistry({ test: createSandboxConnector() }),
+      caches: {
+        methods: createMethodsCache(config.methodsCacheTtlMs),
+        keys: createKeyCache(config.keyCacheTtlMs),
+      },
+    };
+    const services = wireServices(db, shared);
     const paymentsRepo = createPaymentsRepo();
-    const paymentStates = createPaymentStates({ db, repo: paymentsRepo, orders, events, clock });
-    const payments = createPaymentsService({
-      db,
-      repo: paymentsRepo,
-      ids,
-      clock,
-      orders,
-      methods,
-      connectors,
-      publicUrl: config.publicUrl,
-    });
-    const authentication = createAuthenticationService({
-      db,
-      repo: paymentsRepo,
-      states: paymentStates,
-      payments,
-      accounts,
-      connectors,
-      clock,
-      expirySeconds: config.paymentExpirySeconds,
-    });
     const paymentExpiry = createPaymentExpiryJob({
       db,
       repo: paymentsRepo,
-      states: paymentStates,
+      states: services.paymentStates,
       clock,
       expirySeconds: config.paymentExpirySeconds,
     });
-
-    // Consumers call `resolver.lookup` at use time, so tests can swap the DNS answers of a running container.
-    const resolver: Resolver = { lookup: (options.resolver ?? systemResolver).lookup };
-    const webhooksRepo = createWebhooksRepo();
-    const deliveriesRepo = createDeliveriesRepo();
-    const webhooks = createWebhooksService({
-      db,
-      repo: webhooksRepo,
-      deliveries: deliveriesRepo,
-      ids,
-      clock,
-      resolver,
-    });
     const webhookDelivery = createDeliveryWorker({
       db,
-      deliveries: deliveriesRepo,
-      endpoints: webhooksRepo,
-      ids,
+      deliveries: createDeliveriesRepo(),
+      endpoints: createWebhooksRepo(),
+      ids: shared.ids,
       clock,
-      send: createHttpSender(resolver),
+      send: createHttpSender(shared.resolver),
       log,
       ...config.webhooks,
     });
-
-    const merchantRepos = {
-      merchants: createMerchantsRepo(),
-      documents: createDocumentsRepo(),
-      vpas: createVpasRepo(),
-    };
-    const onboarding = createOnboarding({ accounts, events, clock, repos: merchantRepos });
-    const merchants = createMerchantsService({
-      db,
-      clock,
-      accounts,
-      methods,
-      onboarding,
-      repos: merchantRepos,
-    });
-    const documents = createDocumentsService({
-      db,
-      clock,
-      ids,
-      directory: path.join(config.dataDir, 'documents'),
-      merchants,
-      onboarding,
-      repo: merchantRepos.documents,
-    });
-    const vpas = createVpasService({
-      db,
-      clock,
-      ids,
-      handle: config.vpaHandle,
-      merchants,
-      repo: merchantRepos.vpas,
-    });
-
     const idempotency = createIdempotencyService({
       db,
       repo: createIdempotencyRepo(),
@@ -191,23 +234,12 @@ export async function createContainer(config: Config, options: ContainerOptions 
       db,
       log,
       clock,
-      ids,
-      resolver,
+      ids: shared.ids,
+      resolver: shared.resolver,
       webhookDelivery,
-      services: {
-        accounts,
-        methods,
-        orders,
-        events,
-        payments,
-        paymentStates,
-        authentication,
-        webhooks,
-        merchants,
-        documents,
-        vpas,
-        idempotency,
-      },
+      services: { ...services, idempotency },
+      /** The services wired over a transaction's handle: what they do joins that transaction. */
+      servicesFor: (tx: Db): Services => wireServices(tx, shared),
       jobs: { paymentExpiry },
       async close() {
         await db.close();

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { KoshError } from '../domain/errors.js';
 
@@ -22,13 +21,14 @@ export interface Queryable {
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /**
-   * Runs `work` in one transaction (READ COMMITTED); commits on return, rolls back on throw.
-   * Inside a transaction (the ambient one of the current async context, see `inTransaction`),
-   * `db.query` joins it and a nested `db.transaction` becomes a SAVEPOINT of it, so code written
-   * against `db` composes with a caller's transaction (the Idempotency-Key wrapper relies on this).
+   * Runs `work` in one transaction (READ COMMITTED); commits on return, rolls back on throw. `work`
+   * gets a `Db` bound to the transaction: its `query` runs inside it and its `transaction` is a
+   * SAVEPOINT of it, so code written against a `Db` composes with a caller's transaction when it is
+   * handed that `Db` (the Idempotency-Key wrapper wires the request's services to it). There is
+   * no ambient transaction: a query sent through another handle runs on another connection.
    */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** True when the current async context runs inside a transaction of this database. */
+  transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
+  /** True for a handle bound to a transaction. */
   inTransaction(): boolean;
   /** Checks that the database answers. */
   ping(): Promise<void>;
@@ -85,37 +85,39 @@ export function createPoolDb(
     }
   };
 
-  // The transaction of the current async context: the client holding it and how deep the
-  // SAVEPOINTs nest. Keyed per Db so two databases in one process never share a client.
-  const ambient = new AsyncLocalStorage<{ client: pg.PoolClient; depth: number }>();
-
-  async function nested<T>(
-    scope: { client: pg.PoolClient; depth: number },
-    work: (tx: Queryable) => Promise<T>,
-  ): Promise<T> {
-    const savepoint = `kosh_sp_${scope.depth + 1}`;
-    const inner = { client: scope.client, depth: scope.depth + 1 };
-    await query(scope.client, `SAVEPOINT ${savepoint}`);
-    try {
-      const result = await ambient.run(inner, () =>
-        work({ query: (text, params) => query(scope.client, text, params) }),
-      );
-      await query(scope.client, `RELEASE SAVEPOINT ${savepoint}`);
-      return result;
-    } catch (error) {
-      // A failed statement aborts the transaction until the savepoint is rolled back; undo just this part.
-      await query(scope.client, `ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
-      throw error;
-    }
+  /** A handle on a checked-out client inside a transaction; `depth` counts the SAVEPOINTs around it. */
+  function boundTo(client: pg.PoolClient, depth: number): Db {
+    return {
+      kind,
+      query: (text, params) => query(client, text, params),
+      inTransaction: () => true,
+      async transaction(work) {
+        const savepoint = `kosh_sp_${depth + 1}`;
+        await query(client, `SAVEPOINT ${savepoint}`);
+        try {
+          const result = await work(boundTo(client, depth + 1));
+          await query(client, `RELEASE SAVEPOINT ${savepoint}`);
+          return result;
+        } catch (error) {
+          // A failed statement aborts the transaction until the savepoint is rolled back; undo just this part.
+          await query(client, `ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
+          throw error;
+        }
+      },
+      ping: async () => {
+        await query(client, 'SELECT 1');
+      },
+      close: async () => {
+        throw new Error('A transaction handle cannot close the database.');
+      },
+    };
   }
 
   return {
     kind,
-    query: (text, params) => query(ambient.getStore()?.client ?? pool, text, params),
-    inTransaction: () => ambient.getStore() !== undefined,
+    query: (text, params) => query(pool, text, params),
+    inTransaction: () => false,
     async transaction(work) {
-      const scope = ambient.getStore();
-      if (scope) return nested(scope, work);
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -132,9 +134,7 @@ export function createPoolDb(
       client.on('error', lost);
       try {
         await query(client, 'BEGIN');
-        const result = await ambient.run({ client, depth: 0 }, () =>
-          work({ query: (text, params) => query(client, text, params) }),
-        );
+        const result = await work(boundTo(client, 0));
         await query(client, 'COMMIT');
         return result;
       } catch (error) {

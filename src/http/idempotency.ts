@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { Services } from '../container.js';
+import type { Db } from '../db/db.js';
 import { KoshError } from '../domain/errors.js';
 import type { StoredResponse } from '../modules/idempotency/idempotency.repo.js';
 import {
@@ -88,10 +90,15 @@ async function captureResponse(
 /**
  * Wraps a route handler with Idempotency-Key semantics. Requests without the header, or without
  * an authenticated principal (the key is scoped to account and mode), run the handler as before.
- * Validation has already passed when the wrapper runs: rejected requests never reach it and are
- * never stored.
+ * With the header, the handler runs inside the key's transaction with the request's services wired
+ * over it (`request.services`, see ./scope.ts). Validation has already passed when the wrapper
+ * runs: rejected requests never reach it and are never stored.
  */
-export function withIdempotency(handler: Handler, idempotency: IdempotencyService): Handler {
+export function withIdempotency(
+  handler: Handler,
+  idempotency: IdempotencyService,
+  servicesFor: (tx: Db) => Services,
+): Handler {
   return async function idempotentHandler(this: ThisParameterType<Handler>, request, reply) {
     const key = request.headers['idempotency-key'];
     if (key === undefined || !request.principal) return handler.call(this, request, reply);
@@ -101,9 +108,14 @@ export function withIdempotency(handler: Handler, idempotency: IdempotencyServic
         'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
       );
     }
-    const result = await idempotency.execute(request.principal, key, fingerprintOf(request), () =>
-      captureResponse(handler, this, request, reply),
-    );
+    const result = await idempotency.execute(request.principal, key, fingerprintOf(request), async (tx) => {
+      request.services = servicesFor(tx);
+      try {
+        return await captureResponse(handler, this, request, reply);
+      } finally {
+        request.services = undefined;
+      }
+    });
     const { status, headers, body } = result.response;
     reply.code(status).headers(headers);
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');
@@ -133,10 +145,11 @@ function documentHeader(route: RouteOptions): void {
 export function registerIdempotency(
   app: { addHook(name: 'onRoute', hook: (route: RouteOptions) => void): unknown },
   idempotency: IdempotencyService,
+  servicesFor: (tx: Db) => Services,
 ): void {
   app.addHook('onRoute', (route) => {
     if (!idempotencyApplies(route)) return;
-    route.handler = withIdempotency(route.handler, idempotency);
+    route.handler = withIdempotency(route.handler, idempotency, servicesFor);
     documentHeader(route);
   });
 }

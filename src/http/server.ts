@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import type { Container } from '../container.js';
+import type { Container, Services } from '../container.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerDocumentRoutes } from '../modules/merchants/documents.routes.js';
 import { registerMerchantRoutes } from '../modules/merchants/merchants.routes.js';
@@ -26,6 +26,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { createAccessLogger, RequestLogger } from './request-logger.js';
 import { recordRoutes } from './route-registry.js';
 import { ErrorResponse } from './schemas.js';
+import { serviceOf } from './scope.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -121,7 +122,7 @@ export async function buildServer(container: Container): Promise<App> {
   app.addSchema(ErrorResponse);
   recordRoutes(app);
   // Before any route: every POST route's handler is wrapped as it is registered.
-  registerIdempotency(app, services.idempotency);
+  registerIdempotency(app, services.idempotency, container.servicesFor);
   registerFormParser(app);
   app.setErrorHandler(handleError);
   registerNotFound(app);
@@ -163,15 +164,18 @@ export async function buildServer(container: Container): Promise<App> {
 
   registerOpsRoutes(app, { db: container.db, metrics });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  registerOrderRoutes(app, services.orders);
+  // Routes that take a POST reach their services through the request (see ./scope.ts): an
+  // Idempotency-Key request gets services wired over its transaction.
+  const scoped = <K extends keyof Services>(name: K) => serviceOf(services, name);
+  registerOrderRoutes(app, scoped('orders'));
   registerMethodsRoutes(app, services.methods);
-  registerPaymentRoutes(app, services.payments);
+  registerPaymentRoutes(app, scoped('payments'));
   registerAuthenticationRoutes(app, services.authentication, config.publicUrl);
-  registerWebhookRoutes(app, services.webhooks);
-  registerEventRoutes(app, services.events, services.webhooks);
-  registerMerchantRoutes(app, services.merchants);
-  await registerDocumentRoutes(app, services.documents, config.kycMaxFileBytes);
-  registerVpaRoutes(app, services.vpas);
+  registerWebhookRoutes(app, scoped('webhooks'));
+  registerEventRoutes(app, scoped('events'), scoped('webhooks'));
+  registerMerchantRoutes(app, scoped('merchants'));
+  await registerDocumentRoutes(app, scoped('documents'), config.kycMaxFileBytes);
+  registerVpaRoutes(app, scoped('vpas'));
 
   await app.ready();
   return app;

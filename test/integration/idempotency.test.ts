@@ -149,15 +149,19 @@ describeEachDatabase('idempotency', (harness) => {
       mode: 'test' as const,
       apiKey: account.credentials.api_key,
     };
-    const { db, services } = harness().container;
+    const { services, servicesFor } = harness().container;
     await expect(
-      services.idempotency.execute(principal, 'crash-1', Buffer.alloc(32), async () => {
-        // Written through `db`, not a tx handle: it must join the ambient transaction.
-        await services.orders.create(principal, { amount: 5000, currency: 'INR' });
-        await db.transaction((tx) =>
-          tx.query("UPDATE orders SET receipt = 'inner' WHERE account_id = $1", [account.id]),
+      services.idempotency.execute(principal, 'crash-1', Buffer.alloc(32), async (tx) => {
+        // Through services wired over the transaction, as the HTTP wrapper does, and a nested transaction.
+        await servicesFor(tx).orders.create(principal, { amount: 5000, currency: 'INR' });
+        await tx.transaction((inner) =>
+          inner.query("UPDATE orders SET receipt = 'inner' WHERE account_id = $1", [account.id]),
         );
-        expect(await orderCount(account.id)).toBe(1);
+        const [seen] = await tx.query<{ count: string }>(
+          'SELECT count(*) FROM orders WHERE account_id = $1',
+          [account.id],
+        );
+        expect(Number(seen?.count)).toBe(1);
         throw new Error('process died');
       }),
     ).rejects.toThrow('process died');
@@ -240,26 +244,41 @@ describeEachDatabase('idempotency', (harness) => {
 });
 
 describeEachDatabase('database transactions', (harness) => {
-  describe('ambient transaction', () => {
-    it('joins db.query and makes a nested transaction a savepoint', async () => {
-      const { db } = harness().container;
-      const result = await db.transaction(async (tx) => {
-        await tx.query("INSERT INTO settings (name, value) VALUES ('t-outer', '1')");
-        expect(db.inTransaction()).toBe(true);
-        // The outer handle sees the uncommitted row: it joined the transaction.
-        expect(await db.query("SELECT value FROM settings WHERE name = 't-outer'")).toHaveLength(1);
-        await expect(
-          db.transaction(async (inner) => {
-            await inner.query("INSERT INTO settings (name, value) VALUES ('t-inner', '1')");
-            await inner.query("INSERT INTO settings (name, value) VALUES ('t-outer', 'dup')");
-          }),
-        ).rejects.toMatchObject({ code: '23505' });
-        // The savepoint rolled back only the inner part; the transaction is still usable.
-        return db.query("SELECT name FROM settings WHERE name LIKE 't-%' ORDER BY name");
-      });
-      expect(result).toEqual([{ name: 't-outer' }]);
-      expect(db.inTransaction()).toBe(false);
+  it('binds a handle to the transaction and makes a nested transaction a savepoint', async () => {
+    const { db } = harness().container;
+    const result = await db.transaction(async (tx) => {
+      await tx.query("INSERT INTO settings (name, value) VALUES ('t-outer', '1')");
+      expect(tx.inTransaction()).toBe(true);
+      await expect(
+        tx.transaction(async (inner) => {
+          expect(inner.inTransaction()).toBe(true);
+          await inner.query("INSERT INTO settings (name, value) VALUES ('t-inner', '1')");
+          await inner.query("INSERT INTO settings (name, value) VALUES ('t-outer', 'dup')");
+        }),
+      ).rejects.toMatchObject({ code: '23505' });
+      // The savepoint rolled back only the inner part; the transaction is still usable.
+      await tx.transaction((inner) =>
+        inner.query("INSERT INTO settings (name, value) VALUES ('t-kept', '1')"),
+      );
+      return tx.query("SELECT name FROM settings WHERE name LIKE 't-%' ORDER BY name");
     });
+    expect(result).toEqual([{ name: 't-kept' }, { name: 't-outer' }]);
+    expect(db.inTransaction()).toBe(false);
+    expect(await db.query("SELECT name FROM settings WHERE name LIKE 't-%' ORDER BY name")).toEqual([
+      { name: 't-kept' },
+      { name: 't-outer' },
+    ]);
+  });
+
+  it('rolls the whole transaction back when the work throws', async () => {
+    const { db } = harness().container;
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query("INSERT INTO settings (name, value) VALUES ('t-gone', '1')");
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await db.query("SELECT name FROM settings WHERE name = 't-gone'")).toEqual([]);
   });
 });
 

@@ -30,6 +30,18 @@ export interface NewAccount {
   sandbox?: boolean;
 }
 
+/**
+ * Verified key rows with the SHA-256 of the secret that was verified against the row's HMAC: a
+ * cached request compares one fast digest instead of recomputing the HMAC (secrets are unique, so
+ * equal digests mean the stored HMAC matches). The digest lives only in this process's memory.
+ */
+export type KeyCache = TtlCache<{ row: KeyRow; secretDigest: Buffer }>;
+
+/** One per process, shared by every wiring of the service (see `wireServices`). */
+export function createKeyCache(ttlMs: number): KeyCache {
+  return new TtlCache(ttlMs, 10_000);
+}
+
 /** Arbitrary constant: the advisory lock that makes first-start bootstrapping happen once. */
 const BOOTSTRAP_LOCK_ID = 4_242_002;
 
@@ -39,13 +51,10 @@ export function createAccountsService(deps: {
   ids: IdGenerator;
   methods: MethodsService;
   pepper: string;
-  keyCacheTtlMs: number;
+  keyCache: KeyCache;
 }) {
   const { db, repo, ids, methods, pepper } = deps;
-  // A verified key row with the SHA-256 of the secret that was verified against its HMAC: a cached
-  // request compares one fast digest instead of recomputing the HMAC (secrets are unique, so equal
-  // digests mean the stored HMAC matches). The digest lives only in this process's memory.
-  const keyCache = new TtlCache<{ row: KeyRow; secretDigest: Buffer }>(deps.keyCacheTtlMs, 10_000);
+  const { keyCache } = deps;
 
   async function createAccount(tx: Queryable, input: NewAccount): Promise<AccountRow> {
     const account = await repo.insertAccount(tx, {

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
+import type { ServiceOf } from '../../http/scope.js';
 import { Delivery, RedeliverBody } from '../webhooks/webhooks.schemas.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
 import { Event, EventListQuery } from './events.schemas.js';
@@ -15,7 +16,11 @@ const deliveryList = Type.Object({
 });
 
 /** The event log and its webhook deliveries; every query is scoped to the key's account and mode. */
-export function registerEventRoutes(app: App, events: EventsService, webhooks: WebhooksService): void {
+export function registerEventRoutes(
+  app: App,
+  events: ServiceOf<EventsService>,
+  webhooks: ServiceOf<WebhooksService>,
+): void {
   app.get(
     '/v1/events/',
     {
@@ -27,7 +32,7 @@ export function registerEventRoutes(app: App, events: EventsService, webhooks: W
         response: { 200: listOf(Event), ...errorResponses(400) },
       },
     },
-    async (request) => events.list(principalOf(request), request.query),
+    async (request) => events(request).list(principalOf(request), request.query),
   );
 
   app.get(
@@ -42,7 +47,7 @@ export function registerEventRoutes(app: App, events: EventsService, webhooks: W
       },
     },
     async (request) => ({
-      data: await events.get(principalOf(request), request.params.id),
+      data: await events(request).get(principalOf(request), request.params.id),
       message: 'Event fetched.',
     }),
   );
@@ -61,8 +66,8 @@ export function registerEventRoutes(app: App, events: EventsService, webhooks: W
     },
     async (request) => {
       const principal = principalOf(request);
-      const event = await events.get(principal, request.params.id);
-      return webhooks.deliveriesOf(principal, event.id, request.query);
+      const event = await events(request).get(principal, request.params.id);
+      return webhooks(request).deliveriesOf(principal, event.id, request.query);
     },
   );
 
@@ -86,8 +91,8 @@ export function registerEventRoutes(app: App, events: EventsService, webhooks: W
     },
     async (request) => {
       const principal = principalOf(request);
-      const event = await events.get(principal, request.params.id);
-      return webhooks.redeliver(principal, event, request.body.endpoint_id);
+      const event = await events(request).get(principal, request.params.id);
+      return webhooks(request).redeliver(principal, event, request.body.endpoint_id);
     },
   );
 }

@@ -36,15 +36,16 @@ export function createIdempotencyService(deps: {
     /**
      * Runs `work` at most once per key: in ONE transaction it takes the key's advisory lock
      * (held by another request → 409), replays a completed response with the same fingerprint
-     * (another fingerprint → 422), or runs `work` and stores its response. `work` runs inside
-     * that transaction (ambient: `db.query`/`db.transaction` join it), so its changes and the
-     * key commit together or not at all; a throw rolls back both and stores nothing.
+     * (another fingerprint → 422), or runs `work` and stores its response. `work` is handed the
+     * transaction's handle and must do everything through it (the HTTP wrapper wires the request's
+     * services over it), so its changes and the key commit together or not at all; a throw rolls
+     * back both and stores nothing.
      */
     async execute(
       principal: Principal,
       key: string,
       fingerprint: Buffer,
-      work: () => Promise<StoredResponse>,
+      work: (tx: Db) => Promise<StoredResponse>,
     ): Promise<IdempotentResult> {
       const scope = { accountId: principal.accountId, mode: principal.mode, key };
       return db.transaction(async (tx) => {
@@ -62,7 +63,7 @@ export function createIdempotencyService(deps: {
             response: { status: previous.status, headers: previous.headers, body: previous.body },
           };
         }
-        const response = await work();
+        const response = await work(tx);
         const saved = await repo.save(tx, {
           ...scope,
           fingerprint,

@@ -6,6 +6,7 @@ import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { SERVER_OWNED_FIELDS } from '../../http/errors.js';
 import { errorResponses, ListQuery, listOf } from '../../http/schemas.js';
+import type { ServiceOf } from '../../http/scope.js';
 import type { DocumentsService, Upload } from './documents.service.js';
 import { MidParams } from './merchants.schemas.js';
 import { DOCUMENT_TYPES } from './requirements.js';
@@ -92,7 +93,11 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Up
  * The upload route lives in its own plugin scope: the multipart parser exists only here, so the
  * JSON and form parsers of every other route are untouched.
  */
-export async function registerDocumentRoutes(app: App, documents: DocumentsService, maxBytes: number) {
+export async function registerDocumentRoutes(
+  app: App,
+  documents: ServiceOf<DocumentsService>,
+  maxBytes: number,
+) {
   await app.register(async (scope) => {
     await scope.register(multipart, {
       limits: { fileSize: maxBytes, files: 1, fields: 4, parts: 6, fieldSize: 256, headerPairs: 50 },
@@ -121,7 +126,7 @@ export async function registerDocumentRoutes(app: App, documents: DocumentsServi
       async (request) => {
         const upload = await readUpload(request, maxBytes);
         const { mid } = request.params as { mid: string };
-        const document = await documents.upload(principalOf(request), mid, upload);
+        const document = await documents(request).upload(principalOf(request), mid, upload);
         request.log.info(
           { merchant_id: mid, document_id: document.id, sha256: document.sha256, size: document.size },
           'KYC document stored',
@@ -143,6 +148,6 @@ export async function registerDocumentRoutes(app: App, documents: DocumentsServi
         response: { 200: listOf(KycDocument), ...errorResponses(400, 403, 404) },
       },
     },
-    async (request) => documents.list(principalOf(request), request.params.mid, request.query),
+    async (request) => documents(request).list(principalOf(request), request.params.mid, request.query),
   );
 }

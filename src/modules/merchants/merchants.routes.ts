@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses, ListQuery, listOf } from '../../http/schemas.js';
+import type { ServiceOf } from '../../http/scope.js';
 import {
   BankDetailsBody,
   Category,
@@ -20,7 +21,7 @@ const tags = ['Onboarding'];
 const resource = <T extends Parameters<typeof Type.Object>[0][string]>(data: T) =>
   Type.Object({ data, message: Type.String() });
 
-export function registerMerchantRoutes(app: App, merchants: MerchantsService): void {
+export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsService>): void {
   app.get(
     '/v1/api-portal/business-categories/',
     {
@@ -32,7 +33,11 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
         response: { 200: listOf(Category), ...errorResponses(403) },
       },
     },
-    async () => ({ data: await merchants.listCategories(), has_more: false, next_cursor: null }),
+    async (request) => ({
+      data: await merchants(request).listCategories(),
+      has_more: false,
+      next_cursor: null,
+    }),
   );
 
   app.post(
@@ -49,7 +54,7 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
       },
     },
     async (request) => ({
-      data: await merchants.create(principalOf(request), request.body),
+      data: await merchants(request).create(principalOf(request), request.body),
       message: 'Merchant created. Store the secret_key now: it is not shown again.',
     }),
   );
@@ -65,7 +70,7 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
         response: { 200: listOf(Merchant), ...errorResponses(400, 403) },
       },
     },
-    async (request) => merchants.list(principalOf(request), request.query),
+    async (request) => merchants(request).list(principalOf(request), request.query),
   );
 
   app.get(
@@ -80,7 +85,7 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
       },
     },
     async (request) => ({
-      data: await merchants.get(principalOf(request), request.params.mid),
+      data: await merchants(request).get(principalOf(request), request.params.mid),
       message: 'Merchant fetched.',
     }),
   );
@@ -100,7 +105,11 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
       },
     },
     async (request) => {
-      const merchant = await merchants.setBankDetails(principalOf(request), request.params.mid, request.body);
+      const merchant = await merchants(request).setBankDetails(
+        principalOf(request),
+        request.params.mid,
+        request.body,
+      );
       // Operators need to see what happened; the masked number is all a log line may carry.
       request.log.info(
         {
@@ -128,7 +137,7 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
       },
     },
     async (request) => ({
-      data: await merchants.issueKey(principalOf(request), request.params.mid, request.body.mode),
+      data: await merchants(request).issueKey(principalOf(request), request.params.mid, request.body.mode),
       message: 'Key issued. Store the secret_key now: it is not shown again.',
     }),
   );
@@ -156,7 +165,11 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService): v
       },
     },
     async (request) => {
-      const methods = await merchants.updateMethods(principalOf(request), request.params.mid, request.body);
+      const methods = await merchants(request).updateMethods(
+        principalOf(request),
+        request.params.mid,
+        request.body,
+      );
       return {
         data: { netbanking: methods.netbanking, wallet: methods.wallet },
         message: 'Methods updated.',

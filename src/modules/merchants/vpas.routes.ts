@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses, ListQuery, listOf } from '../../http/schemas.js';
+import type { ServiceOf } from '../../http/scope.js';
 import { MidParams } from './merchants.schemas.js';
 import type { VpasService } from './vpas.service.js';
 
@@ -27,7 +28,7 @@ const GenerateVpaBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerVpaRoutes(app: App, vpas: VpasService): void {
+export function registerVpaRoutes(app: App, vpas: ServiceOf<VpasService>): void {
   app.post(
     '/v1/api-portal/generate-vpa/:mid/',
     {
@@ -50,7 +51,7 @@ export function registerVpaRoutes(app: App, vpas: VpasService): void {
       },
     },
     async (request) => ({
-      data: await vpas.generate(principalOf(request), request.params.mid, request.body),
+      data: await vpas(request).generate(principalOf(request), request.params.mid, request.body),
       message: 'VPA generated.',
     }),
   );
@@ -67,6 +68,6 @@ export function registerVpaRoutes(app: App, vpas: VpasService): void {
         response: { 200: listOf(Vpa), ...errorResponses(400, 403, 404) },
       },
     },
-    async (request) => vpas.list(principalOf(request), request.params.mid, request.query),
+    async (request) => vpas(request).list(principalOf(request), request.params.mid, request.query),
   );
 }

@@ -7,9 +7,15 @@ import { emptyMethods, type MethodsConfig, sandboxMethods } from './methods.js';
  * Per-account, per-mode methods configuration. Reads are cached briefly (`KOSH_METHODS_CACHE_TTL_MS`);
  * a change made in this process is visible at once, one made in another process within the TTL.
  */
-export function createMethodsService(deps: { db: Db; cacheTtlMs: number }) {
-  const { db } = deps;
-  const cache = new TtlCache<MethodsConfig>(deps.cacheTtlMs, 10_000);
+export type MethodsCache = TtlCache<MethodsConfig>;
+
+/** One per process, shared by every wiring of the service (see `wireServices`). */
+export function createMethodsCache(ttlMs: number): MethodsCache {
+  return new TtlCache<MethodsConfig>(ttlMs, 10_000);
+}
+
+export function createMethodsService(deps: { db: Db; cache: MethodsCache }) {
+  const { db, cache } = deps;
   const cacheKey = (accountId: string, mode: Mode) => `${accountId}:${mode}`;
 
   return {

@@ -2,10 +2,11 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
+import type { ServiceOf } from '../../http/scope.js';
 import { CreateOrderBody, Order } from './orders.schemas.js';
 import type { OrdersService } from './orders.service.js';
 
-export function registerOrderRoutes(app: App, orders: OrdersService): void {
+export function registerOrderRoutes(app: App, orders: ServiceOf<OrdersService>): void {
   app.post(
     '/v1/orders/',
     {
@@ -23,7 +24,7 @@ export function registerOrderRoutes(app: App, orders: OrdersService): void {
       },
     },
     async (request) => {
-      const order = await orders.create(principalOf(request), request.body);
+      const order = await orders(request).create(principalOf(request), request.body);
       return { data: order, message: 'Order created successfully.' };
     },
   );
@@ -40,7 +41,7 @@ export function registerOrderRoutes(app: App, orders: OrdersService): void {
       },
     },
     async (request) => ({
-      data: await orders.get(principalOf(request), request.params.id),
+      data: await orders(request).get(principalOf(request), request.params.id),
       message: 'Order fetched.',
     }),
   );
@@ -56,6 +57,6 @@ export function registerOrderRoutes(app: App, orders: OrdersService): void {
         response: { 200: listOf(Order), ...errorResponses(400, 403) },
       },
     },
-    async (request) => orders.list(principalOf(request), request.query),
+    async (request) => orders(request).list(principalOf(request), request.query),
   );
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
+import type { ServiceOf } from '../../http/scope.js';
 import {
   CreatePaymentBody,
   CreatePaymentResponse,
@@ -10,7 +11,7 @@ import {
 } from './payments.schemas.js';
 import type { PaymentsService } from './payments.service.js';
 
-export function registerPaymentRoutes(app: App, payments: PaymentsService): void {
+export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsService>): void {
   app.post(
     '/v1/payments/create/s2s/',
     {
@@ -25,7 +26,7 @@ export function registerPaymentRoutes(app: App, payments: PaymentsService): void
         response: { 200: CreatePaymentResponse, ...errorResponses(400, 403, 404, 409, 415, 503) },
       },
     },
-    async (request) => payments.create(principalOf(request), request.body),
+    async (request) => payments(request).create(principalOf(request), request.body),
   );
 
   app.get(
@@ -45,7 +46,7 @@ export function registerPaymentRoutes(app: App, payments: PaymentsService): void
     },
     async (request) => {
       const principal = principalOf(request);
-      const secret = await payments.returnSigningSecret(principal.accountId, principal.mode);
+      const secret = await payments(request).returnSigningSecret(principal.accountId, principal.mode);
       return {
         data: {
           secret,
@@ -73,7 +74,7 @@ export function registerPaymentRoutes(app: App, payments: PaymentsService): void
       },
     },
     async (request) => ({
-      data: await payments.get(principalOf(request), request.params.id),
+      data: await payments(request).get(principalOf(request), request.params.id),
       message: 'Payment fetched.',
     }),
   );
@@ -89,7 +90,7 @@ export function registerPaymentRoutes(app: App, payments: PaymentsService): void
         response: { 200: listOf(Payment), ...errorResponses(400, 403) },
       },
     },
-    async (request) => payments.list(principalOf(request), request.query),
+    async (request) => payments(request).list(principalOf(request), request.query),
   );
 
   app.get(
@@ -104,6 +105,6 @@ export function registerPaymentRoutes(app: App, payments: PaymentsService): void
         response: { 200: listOf(Payment), ...errorResponses(400, 403, 404) },
       },
     },
-    async (request) => payments.list(principalOf(request), request.query, request.params.id),
+    async (request) => payments(request).list(principalOf(request), request.query, request.params.id),
   );
 }

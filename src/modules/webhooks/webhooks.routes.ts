@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
+import type { ServiceOf } from '../../http/scope.js';
 import { CreateEndpointBody, Endpoint, RotateSecretBody, UpdateEndpointBody } from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
 
@@ -21,7 +22,7 @@ async function splitFormEventList(request: FastifyRequest): Promise<void> {
 const one = Type.Object({ data: Endpoint, message: Type.String() });
 
 /** Webhook endpoints. Merchant and partner keys both manage their own account's endpoints. */
-export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void {
+export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksService>): void {
   app.post(
     '/v1/webhooks/',
     {
@@ -36,7 +37,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
       },
     },
     async (request) => ({
-      data: await webhooks.create(principalOf(request), request.body),
+      data: await webhooks(request).create(principalOf(request), request.body),
       message: 'Webhook endpoint created. Keep the secret: it is not shown again.',
     }),
   );
@@ -52,7 +53,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
         response: { 200: listOf(Endpoint), ...errorResponses(400) },
       },
     },
-    async (request) => webhooks.list(principalOf(request), request.query),
+    async (request) => webhooks(request).list(principalOf(request), request.query),
   );
 
   app.get(
@@ -67,7 +68,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
       },
     },
     async (request) => ({
-      data: await webhooks.get(principalOf(request), request.params.id),
+      data: await webhooks(request).get(principalOf(request), request.params.id),
       message: 'Webhook endpoint fetched.',
     }),
   );
@@ -87,7 +88,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
       },
     },
     async (request) => ({
-      data: await webhooks.update(principalOf(request), request.params.id, request.body),
+      data: await webhooks(request).update(principalOf(request), request.params.id, request.body),
       message: 'Webhook endpoint updated.',
     }),
   );
@@ -110,7 +111,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
       },
     },
     async (request) => ({
-      data: await webhooks.remove(principalOf(request), request.params.id),
+      data: await webhooks(request).remove(principalOf(request), request.params.id),
       message: 'Webhook endpoint deleted.',
     }),
   );
@@ -134,7 +135,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService): void
       },
     },
     async (request) => ({
-      data: await webhooks.rotateSecret(principalOf(request), request.params.id),
+      data: await webhooks(request).rotateSecret(principalOf(request), request.params.id),
       message: 'Secret rotated. The previous secret stays valid for 24 hours.',
     }),
   );
