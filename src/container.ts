@@ -233,6 +233,11 @@ export async function createContainer(config: Config, options: ContainerOptions 
       config,
       db,
       log,
+      /**
+       * The access log is buffered on the service's own standard output; a logger handed in (tests,
+       * the cluster primary) gets its lines one write each, in order with everything else.
+       */
+      bufferedAccessLog: options.log === undefined,
       clock,
       ids: shared.ids,
       resolver: shared.resolver,

@@ -12,8 +12,8 @@ declare module 'fastify' {
 }
 
 export interface RateLimiter {
-  /** onRequest hook, after authentication: takes a token from the caller key's bucket. */
-  limitKey(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** Called by authentication once the key is known: takes a token from the key's bucket (429 when empty). */
+  limitKey(request: FastifyRequest, reply: FastifyReply): void;
   /** Throws 429 when the client address has failed authentication too often. */
   checkAddress(request: FastifyRequest, reply: FastifyReply): void;
   recordAuthFailure(request: FastifyRequest): void;
@@ -24,7 +24,7 @@ export function createRateLimiter(limits: RateLimits, clock: Clock): RateLimiter
   const failures = new FailureThrottle(limits.authFailures, limits.authFailureWindowSeconds * 1000);
 
   return {
-    async limitKey(request, reply) {
+    limitKey(request, reply) {
       const principal = request.principal;
       if (!principal || request.routeOptions.config.rateLimit === false) return;
       const perSecond = limits.perSecond[principal.mode];

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 
 const ORDER = { amount: 5000, currency: 'INR', receipt: 'idem-1', metadata: { cart: 'c-1' } };

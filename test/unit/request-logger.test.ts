@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { createAccessLogger, RequestLogger } from '../../src/http/request-logger.js';
@@ -58,7 +60,41 @@ describe('RequestLogger', () => {
 describe('access logger', () => {
   it('writes to the main logger destination with the service name', () => {
     const { lines, log } = capture();
-    createAccessLogger(log).info({ reqId: 'req_4', status: 200 }, 'request');
+    createAccessLogger(log).logger.info({ reqId: 'req_4', status: 200 }, 'request');
     expect(lines).toEqual([expect.objectContaining({ service: 'kosh', reqId: 'req_4', status: 200 })]);
   });
+
+  it('buffered: lines of several processes on one pipe arrive whole, and none is lost at exit', async () => {
+    // Two processes write to the same pipe, as cluster workers share the service's stdout; each
+    // line is longer than a few hundred bytes, so chunks of whole lines are what keeps them apart.
+    const writer = [
+      "import { createAccessLogger } from './src/http/request-logger.ts';",
+      "import { createLogger } from './src/log.ts';",
+      "const { logger } = createAccessLogger(createLogger('info'), { buffered: true });",
+      "const padding = 'x'.repeat(300);",
+      'for (let i = 0; i < 3000; i++) logger.info({ writer: process.argv[1], n: i, url: padding }, "request");',
+      'process.exit(0);',
+    ].join(' ');
+    const root = path.resolve(import.meta.dirname, '../..');
+    const tsx = path.join(root, 'node_modules/.bin/tsx');
+    const one = (name: string) => `'${tsx}' --eval "$WRITER" ${name}`;
+    const child = spawn('sh', ['-c', `${one('a')} & ${one('b')} & wait`], {
+      cwd: root,
+      env: { ...process.env, WRITER: writer },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    const lines = output.split('\n').filter(Boolean);
+    const parsed = lines.map((line) => JSON.parse(line) as { writer: string; n: number; msg: string });
+    for (const writerName of ['a', 'b']) {
+      const numbers = parsed.filter((line) => line.writer === writerName).map((line) => line.n);
+      expect(numbers).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+    }
+    expect(parsed.every((line) => line.msg === 'request')).toBe(true);
+  }, 30_000);
 });

@@ -6,13 +6,13 @@ import { TtlCache } from '../../domain/ttl-cache.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { AccountRow, AccountStatus, AccountsRepo, KeyRow } from './accounts.repo.js';
 import {
-  digestMatches,
   hashSecret,
   modeOfApiKey,
   newApiKey,
   newSecretKey,
-  secretDigest,
   secretMatches,
+  verifiedSecret,
+  verifiedSecretMatches,
 } from './credentials.js';
 
 export interface Credentials {
@@ -31,15 +31,34 @@ export interface NewAccount {
 }
 
 /**
- * Verified key rows with the SHA-256 of the secret that was verified against the row's HMAC: a
- * cached request compares one fast digest instead of recomputing the HMAC (secrets are unique, so
- * equal digests mean the stored HMAC matches). The digest lives only in this process's memory.
+ * Verified key rows with the secret that was verified against the row's HMAC: a cached request
+ * compares the presented secret with it in constant time instead of recomputing the HMAC. The
+ * secret stays only in this process's memory, for at most the cache's TTL (the process holds each
+ * secret anyway while it handles a request that presents it); the database keeps only the HMAC.
  */
-export type KeyCache = TtlCache<{ row: KeyRow; secretDigest: Buffer }>;
+export type KeyCache = TtlCache<{ row: KeyRow; secret: Buffer }>;
 
 /** One per process, shared by every wiring of the service (see `wireServices`). */
 export function createKeyCache(ttlMs: number): KeyCache {
   return new TtlCache(ttlMs, 10_000);
+}
+
+/** The principal of a key whose secret matched; undefined when the key no longer works. */
+function principalOf(row: KeyRow): Principal | undefined {
+  if (row.revoked_at !== null) return undefined;
+  if (row.account_status === 'suspended') {
+    throw new KoshError('account_not_activated', 'The account is suspended.');
+  }
+  if (row.mode === 'live' && row.account_status !== 'activated') {
+    throw new KoshError('account_not_activated');
+  }
+  return {
+    accountId: row.account_id,
+    accountKind: row.account_kind,
+    accountName: row.account_name,
+    mode: row.mode,
+    apiKey: row.api_key,
+  };
 }
 
 /** Arbitrary constant: the advisory lock that makes first-start bootstrapping happen once. */
@@ -82,6 +101,18 @@ export function createAccountsService(deps: {
     const secretKey = newSecretKey(mode);
     await repo.insertKey(tx, { apiKey, accountId, mode, secretHash: hashSecret(pepper, secretKey) });
     return { account_id: accountId, api_key: apiKey, secret_key: secretKey, mode };
+  }
+
+  /**
+   * `authenticate` without waiting, for a key in the cache (or credentials refused by their shape
+   * alone); `'miss'` when the database must be asked.
+   */
+  function authenticateCached(apiKey: string, secret: string): Principal | undefined | 'miss' {
+    if (!modeOfApiKey(apiKey) || apiKey.length > 64 || secret.length > 256) return undefined;
+    const cached = keyCache.get(apiKey);
+    if (!cached) return 'miss';
+    if (!verifiedSecretMatches(secret, cached.secret)) return undefined;
+    return principalOf(cached.row);
   }
 
   return {
@@ -140,37 +171,19 @@ export function createAccountsService(deps: {
     /**
      * Resolves Basic credentials to a principal, or undefined when they do not match a usable key.
      * Verified key rows are cached for a short time; the secret is checked on every request, cached
-     * or not: against the stored HMAC on a miss, against the verified secret's digest on a hit (both
+     * or not: against the stored HMAC on a miss, against the verified secret on a hit (both
      * in constant time).
      */
     async authenticate(apiKey: string, secret: string): Promise<Principal | undefined> {
-      const mode = modeOfApiKey(apiKey);
-      if (!mode || apiKey.length > 64 || secret.length > 256) return undefined;
-      const cached = keyCache.get(apiKey);
-      let row: KeyRow | undefined;
-      if (cached) {
-        if (!digestMatches(secret, cached.secretDigest)) return undefined;
-        row = cached.row;
-      } else {
-        row = await repo.findKey(db, apiKey);
-        if (!row || !secretMatches(pepper, secret, row.secret_hash)) return undefined;
-        keyCache.set(apiKey, { row, secretDigest: secretDigest(secret) });
-      }
-      if (row.revoked_at !== null) return undefined;
-      if (row.account_status === 'suspended') {
-        throw new KoshError('account_not_activated', 'The account is suspended.');
-      }
-      if (row.mode === 'live' && row.account_status !== 'activated') {
-        throw new KoshError('account_not_activated');
-      }
-      return {
-        accountId: row.account_id,
-        accountKind: row.account_kind,
-        accountName: row.account_name,
-        mode: row.mode,
-        apiKey: row.api_key,
-      };
+      const cached = authenticateCached(apiKey, secret);
+      if (cached !== 'miss') return cached;
+      const row = await repo.findKey(db, apiKey);
+      if (!row || !secretMatches(pepper, secret, row.secret_hash)) return undefined;
+      keyCache.set(apiKey, { row, secret: verifiedSecret(secret) });
+      return principalOf(row);
     },
+
+    authenticateCached,
 
     /**
      * On an empty database: a sandbox partner and a sandbox merchant it owns, each with a test key.
