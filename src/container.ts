@@ -74,38 +74,56 @@ interface Shared {
   resolver: Resolver;
   connectors: ConnectorRegistry;
   caches: { methods: MethodsCache; keys: KeyCache };
+  repos: Repos;
 }
+
+/** The repositories: stateless (each call takes the handle it runs on), so one set serves every wiring. */
+function createRepos() {
+  return {
+    accounts: createAccountsRepo(),
+    events: createEventsRepo(),
+    orders: createOrdersRepo(),
+    payments: createPaymentsRepo(),
+    webhooks: createWebhooksRepo(),
+    deliveries: createDeliveriesRepo(),
+    merchants: createMerchantsRepo(),
+    documents: createDocumentsRepo(),
+    vpas: createVpasRepo(),
+    idempotency: createIdempotencyRepo(),
+  };
+}
+
+type Repos = ReturnType<typeof createRepos>;
 
 /**
  * Wires the module services over `db`, with their dependencies passed in explicitly. The container
  * wires them once over the pool; the Idempotency-Key wrapper wires them again over a request's
  * transaction, so that everything the handler does joins that transaction. Wiring holds no state:
- * caches, ids and connectors come from `shared`.
+ * caches, ids, connectors and repositories come from `shared`.
  */
 export function wireServices(db: Db, shared: Shared) {
-  const { config, clock, ids, pepper, resolver, connectors, caches } = shared;
+  const { config, clock, ids, pepper, resolver, connectors, caches, repos } = shared;
   const methods = createMethodsService({ db, cache: caches.methods });
   const accounts = createAccountsService({
     db,
-    repo: createAccountsRepo(),
+    repo: repos.accounts,
     ids,
     methods,
     pepper,
     keyCache: caches.keys,
   });
-  const events = createEventsService({ db, repo: createEventsRepo(), ids, clock });
+  const events = createEventsService({ db, repo: repos.events, ids, clock });
   const orders = createOrdersService({
     db,
-    repo: createOrdersRepo(),
+    repo: repos.orders,
     ids,
     clock,
     amountLimits: config.amountLimits,
   });
-  const paymentsRepo = createPaymentsRepo();
-  const paymentStates = createPaymentStates({ db, repo: paymentsRepo, orders, events, clock });
+  const paymentStates = createPaymentStates({ db, repo: repos.payments, orders, events, clock });
   const payments = createPaymentsService({
     db,
-    repo: paymentsRepo,
+    repo: repos.payments,
     ids,
     clock,
     orders,
@@ -115,7 +133,7 @@ export function wireServices(db: Db, shared: Shared) {
   });
   const authentication = createAuthenticationService({
     db,
-    repo: paymentsRepo,
+    repo: repos.payments,
     states: paymentStates,
     payments,
     accounts,
@@ -125,17 +143,13 @@ export function wireServices(db: Db, shared: Shared) {
   });
   const webhooks = createWebhooksService({
     db,
-    repo: createWebhooksRepo(),
-    deliveries: createDeliveriesRepo(),
+    repo: repos.webhooks,
+    deliveries: repos.deliveries,
     ids,
     clock,
     resolver,
   });
-  const merchantRepos = {
-    merchants: createMerchantsRepo(),
-    documents: createDocumentsRepo(),
-    vpas: createVpasRepo(),
-  };
+  const merchantRepos = { merchants: repos.merchants, documents: repos.documents, vpas: repos.vpas };
   const onboarding = createOnboarding({ accounts, events, clock, repos: merchantRepos });
   const merchants = createMerchantsService({
     db,
@@ -189,11 +203,12 @@ export async function createContainer(config: Config, options: ContainerOptions 
       if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations');
     }
     const clock = options.clock ?? systemClock;
+    const repos = createRepos();
     const shared: Shared = {
       config,
       clock,
       ids: createIdGenerator(() => clock.now().getTime()),
-      pepper: config.secretPepper ?? (await createAccountsRepo().pepperSetting(db, newPepper())),
+      pepper: config.secretPepper ?? (await repos.accounts.pepperSetting(db, newPepper())),
       // Consumers call `resolver.lookup` at use time, so tests can swap the DNS answers of a running container.
       resolver: { lookup: (options.resolver ?? systemResolver).lookup },
       // Live mode has no connector yet: live payments are refused, never simulated.
@@ -202,20 +217,20 @@ export async function createContainer(config: Config, options: ContainerOptions 
         methods: createMethodsCache(config.methodsCacheTtlMs),
         keys: createKeyCache(config.keyCacheTtlMs),
       },
+      repos,
     };
     const services = wireServices(db, shared);
-    const paymentsRepo = createPaymentsRepo();
     const paymentExpiry = createPaymentExpiryJob({
       db,
-      repo: paymentsRepo,
+      repo: repos.payments,
       states: services.paymentStates,
       clock,
       expirySeconds: config.paymentExpirySeconds,
     });
     const webhookDelivery = createDeliveryWorker({
       db,
-      deliveries: createDeliveriesRepo(),
-      endpoints: createWebhooksRepo(),
+      deliveries: repos.deliveries,
+      endpoints: repos.webhooks,
       ids: shared.ids,
       clock,
       send: createHttpSender(shared.resolver),
@@ -224,7 +239,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     });
     const idempotency = createIdempotencyService({
       db,
-      repo: createIdempotencyRepo(),
+      repo: repos.idempotency,
       clock,
       ttlSeconds: config.idempotencyTtlSeconds,
     });
