@@ -1,4 +1,11 @@
+import os from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Files run in parallel: each has its own PostgreSQL database and PGlite instance, and most of a
+ * file's time is spent waiting on one of them, so one more process than cores keeps both cores busy.
+ */
+const workers = Number(process.env.KOSH_TEST_WORKERS ?? os.availableParallelism() + 1);
 
 export default defineConfig({
   test: {
@@ -6,9 +13,11 @@ export default defineConfig({
     // The fault suite starts its own PostgreSQL and kills processes: `npm run test:faults`.
     exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/count-assertions.ts'],
     pool: 'forks',
+    poolOptions: { forks: { minForks: 1, maxForks: workers } },
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ['default'],
+    reporters: ['default', './test/helpers/timing-reporter.ts'],
   },
 });

@@ -6,10 +6,11 @@ export default defineConfig({
   test: {
     include: ['test/faults/**/*.test.ts'],
     globalSetup: ['test/faults/support/build.ts'],
+    setupFiles: ['test/helpers/count-assertions.ts'],
     pool: 'forks',
     fileParallelism: false,
     testTimeout: 120_000,
     hookTimeout: 60_000,
-    reporters: ['default'],
+    reporters: ['default', './test/helpers/timing-reporter.ts'],
   },
 });

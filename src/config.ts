@@ -29,6 +29,8 @@ export interface Config {
   vpaHandle: string;
   /** How long a completed Idempotency-Key request is kept for replay (docs/idempotency.md). */
   idempotencyTtlSeconds: number;
+  /** How long a keyed request holds its key before a retry may take it over (docs/idempotency.md). */
+  idempotencyLockSeconds: number;
   rateLimits: RateLimits;
   /** How many proxies in front of Kosh to trust for X-Forwarded-For (0: use the socket address). */
   trustProxyHops: number;
@@ -221,6 +223,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     kycMaxFileBytes: integer(merged, 'KOSH_KYC_MAX_FILE_BYTES', 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     vpaHandle,
     idempotencyTtlSeconds: integer(merged, 'KOSH_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
+    idempotencyLockSeconds: integer(merged, 'KOSH_IDEMPOTENCY_LOCK_SECONDS', 60, 1, 3_600),
     rateLimits: {
       perSecond: {
         live: integer(merged, 'KOSH_RATE_LIMIT_LIVE_PER_SECOND', 100, 0, 1_000_000),

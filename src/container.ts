@@ -242,6 +242,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       repo: repos.idempotency,
       clock,
       ttlSeconds: config.idempotencyTtlSeconds,
+      lockSeconds: config.idempotencyLockSeconds,
     });
 
     return {

@@ -70,7 +70,7 @@ export const ERROR_CATALOGUE = {
   invalid_file: { status: 400, type: 'invalid_request_error', message: 'The uploaded file is not accepted.' },
   invalid_idempotency_key: {
     status: 400,
-    type: 'idempotency_error',
+    type: 'invalid_request_error',
     message: 'The Idempotency-Key header is not valid.',
   },
   // 401, 403

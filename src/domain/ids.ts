@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 /** Crockford base32, lowercase: sortable, no ambiguous letters. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -108,6 +108,24 @@ function encodeRandom(value: bigint): string {
     rest >>= 5n;
   }
   return out;
+}
+
+/**
+ * Ids that are the same on every run from one seed: the n-th id of a prefix is derived from the seed
+ * (HMAC-SHA256, 80 bits), with the time part of `at`. An Idempotency-Key request creates its
+ * objects with these, so a retry after a crash names the very objects the dead attempt committed.
+ * The seed is random per key, so the ids are as unpredictable as random ones to anyone without it.
+ */
+export function seededIds(seed: Buffer, at: Date): IdGenerator {
+  const counts = new Map<IdPrefix, number>();
+  return {
+    next(prefix) {
+      const n = (counts.get(prefix) ?? 0) + 1;
+      counts.set(prefix, n);
+      const digest = createHmac('sha256', seed).update(`${prefix}:${n}`).digest();
+      return `${prefix}_${encodeTime(at.getTime())}${encodeRandom(toBigInt(digest.subarray(0, RANDOM_BYTES)))}`;
+    },
+  };
 }
 
 /** A loose shape check so malformed ids can be rejected before they reach SQL. */

@@ -3,8 +3,10 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Services } from '../container.js';
 import type { Db } from '../db/db.js';
 import { KoshError } from '../domain/errors.js';
+import type { IdGenerator } from '../domain/ids.js';
 import type { StoredResponse } from '../modules/idempotency/idempotency.repo.js';
 import {
+  type IdempotencyMode,
   type IdempotencyService,
   isValidIdempotencyKey,
 } from '../modules/idempotency/idempotency.service.js';
@@ -14,27 +16,44 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * Idempotency-Key support: on by default for POST, off for other methods. `false` opts a POST
-     * route out (the header is then ignored); `true` opts a PATCH/PUT/DELETE route in.
+     * route out (the header is then ignored); `true` opts a PATCH/PUT/DELETE route in. `'phased'`
+     * runs the handler outside any transaction (it calls something outside the database); it then
+     * creates its objects with `request.ids`, so that a retry after a crash resumes them.
      */
-    idempotency?: boolean;
+    idempotency?: boolean | 'phased';
   }
 }
 
 /** Headers that describe this delivery, not the stored result: never stored, never replayed. */
 const TRANSIENT_HEADERS = /^(x-request-id|content-length|ratelimit-.*|retry-after|idempotent-replayed)$/i;
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The ids a phased Idempotency-Key request creates its objects with (the same on every attempt). */
+    ids?: IdGenerator;
+  }
+}
+
+function settingOf(route: Pick<RouteOptions, 'config'>): boolean | 'phased' | undefined {
+  return (route.config as { idempotency?: boolean | 'phased' } | undefined)?.idempotency;
+}
+
 export function idempotencyApplies(route: Pick<RouteOptions, 'method' | 'config'>): boolean {
-  const setting = (route.config as { idempotency?: boolean } | undefined)?.idempotency;
-  if (setting !== undefined) return setting;
+  const setting = settingOf(route);
+  if (setting !== undefined) return setting !== false;
   return [route.method].flat().includes('POST');
 }
 
 /** SHA-256 of method, path (trailing slash and query ignored) and the canonical parsed body. */
-export function fingerprintOf(request: FastifyRequest): Buffer {
-  const path = (request.url.split('?')[0] ?? '').replace(/\/+$/, '') || '/';
+export function requestFingerprint(method: string, url: string, body: unknown): Buffer {
+  const path = (url.split('?')[0] ?? '').replace(/\/+$/, '') || '/';
   return createHash('sha256')
-    .update(`${request.method}\n${path}\n${canonicalJson(request.body ?? null)}`)
+    .update(`${method}\n${path}\n${canonicalJson(body ?? null)}`)
     .digest();
+}
+
+export function fingerprintOf(request: FastifyRequest): Buffer {
+  return requestFingerprint(request.method, request.url, request.body);
 }
 
 type Handler = RouteOptions['handler'];
@@ -98,6 +117,7 @@ export function withIdempotency(
   handler: Handler,
   idempotency: IdempotencyService,
   servicesFor: (tx: Db) => Services,
+  mode: IdempotencyMode,
 ): Handler {
   return async function idempotentHandler(this: ThisParameterType<Handler>, request, reply) {
     const key = request.headers['idempotency-key'];
@@ -108,12 +128,15 @@ export function withIdempotency(
         'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
       );
     }
-    const result = await idempotency.execute(request.principal, key, fingerprintOf(request), async (tx) => {
-      request.services = servicesFor(tx);
+    const fingerprint = fingerprintOf(request);
+    const result = await idempotency.execute(request.principal, key, fingerprint, mode, async (work) => {
+      if (mode === 'atomic') request.services = servicesFor(work.db);
+      else request.ids = work.ids;
       try {
         return await captureResponse(handler, this, request, reply);
       } finally {
         request.services = undefined;
+        request.ids = undefined;
       }
     });
     const { status, headers, body } = result.response;
@@ -149,7 +172,8 @@ export function registerIdempotency(
 ): void {
   app.addHook('onRoute', (route) => {
     if (!idempotencyApplies(route)) return;
-    route.handler = withIdempotency(route.handler, idempotency, servicesFor);
+    const mode = settingOf(route) === 'phased' ? 'phased' : 'atomic';
+    route.handler = withIdempotency(route.handler, idempotency, servicesFor, mode);
     documentHeader(route);
   });
 }

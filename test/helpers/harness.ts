@@ -10,6 +10,7 @@ import { buildServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
 import type { Credentials } from '../../src/modules/accounts/accounts.service.js';
 import { TestClock } from './clock.js';
+import { countingDb, type QueryLog } from './counting-db.js';
 import { DATABASE_KINDS, type DatabaseKind, openTestDatabase } from './databases.js';
 
 export interface TestAccount {
@@ -34,6 +35,8 @@ export interface Harness {
   container: Container;
   app: App;
   clock: TestClock;
+  /** The round trips the service made to the database (reset it before the request to measure). */
+  queries: QueryLog;
   /** Every log line written so far, as text. */
   logs(): string;
   merchant(name?: string, options?: { partnerId?: string }): Promise<TestAccount>;
@@ -49,7 +52,7 @@ export interface Harness {
 }
 
 export async function createHarness(kind: DatabaseKind, env: Record<string, string> = {}): Promise<Harness> {
-  const db = await openTestDatabase(kind);
+  const db = countingDb(await openTestDatabase(kind));
   const clock = new TestClock();
   let captured = '';
   const sink = new Writable({
@@ -95,6 +98,7 @@ export async function createHarness(kind: DatabaseKind, env: Record<string, stri
     container,
     app,
     clock,
+    queries: db.queries,
     logs: () => captured,
     merchant: (name = 'Test Merchant', options = {}) => account('merchant', name, options.partnerId),
     partner: (name = 'Test Partner') => account('partner', name),

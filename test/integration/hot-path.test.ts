@@ -4,10 +4,13 @@ import { describeEachDatabase } from '../helpers/harness.js';
 // The performance work on the hot path (prepared statements, cached methods JSON, one log line per
 // request) must not change what callers see.
 describeEachDatabase('hot path', (harness) => {
-  it('serves the methods object from its cached JSON, identical on every call', async () => {
+  it('serves the methods object from its cached JSON with no database round trip once warm', async () => {
     const merchant = await harness().merchant();
     const first = await harness().request('GET', '/v1/payments/methods/', { auth: merchant });
+    harness().queries.reset();
     const second = await harness().request('GET', '/v1/payments/methods', { auth: merchant });
+    // The verified key and the account's methods both come from memory: nothing reaches the database.
+    expect(harness().queries.trips).toEqual([]);
     expect(first.statusCode).toBe(200);
     expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(second.body).toBe(first.body);
@@ -32,27 +35,38 @@ describeEachDatabase('hot path', (harness) => {
     expect(Object.keys(a.netbanking).length).toBeGreaterThan(1);
   });
 
-  it('runs the prepared order statements repeatedly on every connection, first page and later pages', async () => {
+  it('creates, fetches and lists orders in one prepared round trip each, on every call', async () => {
     const merchant = await harness().merchant();
+    const { queries } = harness();
+    /** The names of the prepared statements one request sent; any unprepared SQL shows as its text. */
+    const tripsOf = async (method: 'GET' | 'POST', url: string, json?: unknown) => {
+      queries.reset();
+      const response = await harness().request(method, url, { auth: merchant, json });
+      expect(response.statusCode).toBe(200);
+      return { response, trips: queries.trips.map((trip) => trip.prepared ?? trip.text) };
+    };
+    await harness().request('GET', '/v1/orders/', { auth: merchant }); // the key is verified and cached
     const created: string[] = [];
     // More executions than PostgreSQL's five custom plans, so the generic plans are exercised too.
     for (let i = 0; i < 12; i++) {
-      const response = await harness().request('POST', '/v1/orders/', {
-        auth: merchant,
-        json: { amount: 1000 + i, currency: 'INR' },
-      });
-      expect(response.statusCode).toBe(200);
+      const { response, trips } = await tripsOf('POST', '/v1/orders/', { amount: 1000 + i, currency: 'INR' });
+      expect(trips).toEqual(['orders_insert']);
       created.push(response.json().data.id);
     }
     for (const id of created) {
-      const fetched = await harness().request('GET', `/v1/orders/${id}/`, { auth: merchant });
-      expect(fetched.json().data.id).toBe(id);
+      const { response, trips } = await tripsOf('GET', `/v1/orders/${id}/`);
+      expect(trips).toEqual(['orders_find']);
+      expect(response.json().data.id).toBe(id);
     }
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 10; page++) {
-      const url: string = `/v1/orders/?limit=5${cursor ? `&cursor=${cursor}` : ''}`;
-      const body = (await harness().request('GET', url, { auth: merchant })).json();
+      const { response, trips } = await tripsOf(
+        'GET',
+        `/v1/orders/?limit=5${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      expect(trips).toEqual([cursor ? 'orders_list_after' : 'orders_list_first']);
+      const body = response.json();
       seen.push(...body.data.map((order: { id: string }) => order.id));
       cursor = body.next_cursor;
       if (!cursor) break;

@@ -1,4 +1,5 @@
 import { beforeAll, expect, it } from 'vitest';
+import { requestFingerprint } from '../../src/http/idempotency.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 
 const ORDER = { amount: 5000, currency: 'INR', receipt: 'idem-1', metadata: { cart: 'c-1' } };
@@ -123,7 +124,10 @@ describeEachDatabase('idempotency', (harness) => {
     const account = await harness().merchant('Bad key');
     const reply = await post(account, key, ORDER);
     expect(reply.statusCode).toBe(400);
-    expect(reply.json().error).toMatchObject({ type: 'idempotency_error', code: 'invalid_idempotency_key' });
+    expect(reply.json().error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'invalid_idempotency_key',
+    });
     expect(await orderCount(account.id)).toBe(0);
   });
 
@@ -151,7 +155,7 @@ describeEachDatabase('idempotency', (harness) => {
     };
     const { services, servicesFor } = harness().container;
     await expect(
-      services.idempotency.execute(principal, 'crash-1', Buffer.alloc(32), async (tx) => {
+      services.idempotency.execute(principal, 'crash-1', Buffer.alloc(32), 'atomic', async ({ db: tx }) => {
         // Through services wired over the transaction, as the HTTP wrapper does, and a nested transaction.
         await servicesFor(tx).orders.create(principal, { amount: 5000, currency: 'INR' });
         await tx.transaction((inner) =>
@@ -172,52 +176,59 @@ describeEachDatabase('idempotency', (harness) => {
     expect(await orderCount(account.id)).toBe(1);
   });
 
-  it('answers 409 while the first request is in flight (PostgreSQL); on PGlite the second waits and replays', async () => {
-    const account = await harness().merchant('In flight');
-    const principal = {
-      accountId: account.id,
-      accountKind: 'merchant' as const,
-      accountName: 'In flight',
-      mode: 'test' as const,
-      apiKey: account.credentials.api_key,
-    };
-    const { services } = harness().container;
-    // Sign in once so the concurrent request needs no database round trip to authenticate.
-    await harness().request('GET', '/v1/orders/', { auth: account });
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let started = () => {};
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const first = services.idempotency.execute(principal, 'flight-1', Buffer.alloc(32), async () => {
-      started();
-      await gate;
-      return { status: 200, headers: { 'content-type': 'text/plain' }, body: Buffer.from('first') };
-    });
-    await running;
-    const second = harness().request('POST', '/v1/orders/', {
-      auth: account,
-      json: ORDER,
-      headers: { 'idempotency-key': 'flight-1' },
-    });
-    if (harness().kind === 'postgres') {
-      const reply = await second;
-      expect(reply.statusCode).toBe(409);
-      expect(reply.json().error.code).toBe('idempotency_key_in_use');
-      release();
-      await first;
-    } else {
-      setTimeout(release, 50);
-      await first;
-      const reply = await second;
-      // The stored fingerprint differs from this body, so the waiting request learns the key is taken.
-      expect(reply.statusCode).toBe(422);
-    }
-    expect(await orderCount(account.id)).toBe(0);
-  });
+  it.each(['atomic', 'phased'] as const)(
+    'answers 409 to the same request while the first is in flight (%s work), then replays it',
+    async (mode) => {
+      const account = await harness().merchant(`In flight ${mode}`);
+      const principal = {
+        accountId: account.id,
+        accountKind: 'merchant' as const,
+        accountName: 'In flight',
+        mode: 'test' as const,
+        apiKey: account.credentials.api_key,
+      };
+      const { services } = harness().container;
+      // Sign in once so the concurrent request needs no database round trip to authenticate.
+      await harness().request('GET', '/v1/orders/', { auth: account });
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let started = () => {};
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      // The first request with this key: the same method, path and body as the POST below, held
+      // inside its work (atomic: inside its transaction; phased: between its steps) until released.
+      const fingerprint = requestFingerprint('POST', '/v1/orders/', ORDER);
+      const first = services.idempotency.execute(principal, `flight-${mode}`, fingerprint, mode, async () => {
+        started();
+        await gate;
+        return { status: 200, headers: { 'content-type': 'text/plain' }, body: Buffer.from('first') };
+      });
+      await running;
+      try {
+        const duplicate = await post(account, `flight-${mode}`, ORDER);
+        expect(duplicate.statusCode).toBe(409);
+        expect(duplicate.json().error).toMatchObject({
+          type: 'idempotency_error',
+          code: 'idempotency_key_in_use',
+        });
+        const other = await post(account, `flight-${mode}`, { ...ORDER, amount: 6000 });
+        expect(other.statusCode).toBe(422);
+        expect(other.json().error.code).toBe('idempotency_key_reused');
+      } finally {
+        // Released whatever happened above, so a failure here cannot hold the database for the rest.
+        release();
+        await first;
+      }
+      const replay = await post(account, `flight-${mode}`, ORDER);
+      expect(replay.statusCode).toBe(200);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toBe('first');
+      expect(await orderCount(account.id)).toBe(0);
+    },
+  );
 
   it('expires records after the retention time; the purge job deletes them', async () => {
     const account = await harness().merchant('Expiry');

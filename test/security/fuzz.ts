@@ -126,11 +126,11 @@ export async function tenantDigest(harness: Harness, accountId: string): Promise
     // A partner's data is its merchants' data too: their accounts and every row they own.
     const owned = 'account_id IN (SELECT $1::text UNION ALL SELECT id FROM accounts WHERE partner_id = $1)';
     sql = [
-      `SELECT 'accounts' AS t, count(*) || ':' || coalesce(sum(hashtext(x::text)::bigint), 0) AS d
+      `SELECT 'accounts' AS t, count(*) || ':' || coalesce(max(x.xmin::text::bigint), 0) AS d
          FROM accounts x WHERE id = $1 OR partner_id = $1`,
       ...tables.map(
         ({ table_name }) =>
-          `SELECT '${table_name}' AS t, count(*) || ':' || coalesce(sum(hashtext(x::text)::bigint), 0) AS d
+          `SELECT '${table_name}' AS t, count(*) || ':' || coalesce(max(x.xmin::text::bigint), 0) AS d
              FROM "${table_name}" x WHERE ${owned}`,
       ),
     ].join(' UNION ALL ');

@@ -6,7 +6,9 @@ const TYPE_STATUSES: Record<string, number[]> = {
   invalid_request_error: [400, 404, 405, 409, 413, 415, 422],
   authentication_error: [401],
   permission_error: [403],
-  idempotency_error: [400, 409, 422],
+  // The design's envelope: an idempotency_error is a conflict with an earlier request (409) or a
+  // key reused for another request (422); a malformed header is an ordinary invalid request (400).
+  idempotency_error: [409, 422],
   rate_limit_error: [429],
   api_error: [500, 503],
 };

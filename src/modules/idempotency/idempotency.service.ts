@@ -1,10 +1,11 @@
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
-import { KoshError } from '../../domain/errors.js';
+import { ERROR_CATALOGUE, KoshError } from '../../domain/errors.js';
+import { type IdGenerator, seededIds } from '../../domain/ids.js';
 import type { Principal } from '../../domain/principal.js';
 import type { Job } from '../../jobs/runner.js';
-import type { IdempotencyRepo, StoredResponse } from './idempotency.repo.js';
+import type { Claim, IdempotencyRepo, KeyScope, StoredResponse } from './idempotency.repo.js';
 
 /** 1–255 printable ASCII characters (IETF draft-ietf-httpapi-idempotency-key-header; Stripe-style raw value). */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
@@ -13,15 +14,32 @@ export function isValidIdempotencyKey(key: unknown): key is string {
   return typeof key === 'string' && KEY_PATTERN.test(key);
 }
 
-/** The advisory-lock id of a key: 64 bits of SHA-256 over its scope, as PostgreSQL's signed bigint. */
-function lockId(principal: Principal, key: string): string {
-  const digest = createHash('sha256').update(`${principal.accountId}\0${principal.mode}\0${key}`).digest();
-  return digest.readBigInt64BE(0).toString();
-}
-
 export interface IdempotentResult {
   replayed: boolean;
   response: StoredResponse;
+}
+
+/**
+ * How a keyed request's work runs once its key is claimed:
+ * - `atomic`: in one transaction with the stored response (work that touches only the database);
+ *   a crash rolls both back, and a retry runs the work again from nothing.
+ * - `phased`: in the work's own transactions, with calls outside the database between them; the
+ *   response is stored in a short transaction at the end. A retry after a crash resumes: the ids
+ *   the work creates come from the claim's seed, so it finds what the dead attempt committed.
+ */
+export type IdempotencyMode = 'atomic' | 'phased';
+
+export interface KeyedWork {
+  /** The handle the work runs on: the transaction (atomic) or the database (phased). */
+  db: Db;
+  /** Ids for the objects the request creates: the same on every attempt of this key. */
+  ids: IdGenerator;
+  /** True when an earlier attempt of this key died and this one takes over from it. */
+  resumed: boolean;
+}
+
+function isRefusal(error: unknown): boolean {
+  return error instanceof KoshError && ERROR_CATALOGUE[error.code].status < 500;
 }
 
 export function createIdempotencyService(deps: {
@@ -29,52 +47,77 @@ export function createIdempotencyService(deps: {
   repo: IdempotencyRepo;
   clock: Clock;
   ttlSeconds: number;
+  /** How long an attempt holds its key; after that, a retry may take over (the attempt died). */
+  lockSeconds: number;
 }) {
-  const { db, repo, clock, ttlSeconds } = deps;
+  const { db, repo, clock, ttlSeconds, lockSeconds } = deps;
+  /**
+   * The keys this process is working on, with their fingerprints. A duplicate that arrives here is
+   * answered at once, without waiting for a database connection: on the embedded database the one
+   * connection may be held by the first request's own transaction.
+   */
+  const running = new Map<string, Buffer>();
+
+  /** Claims the key, takes over a dead attempt's claim, or answers what the key already holds. */
+  async function claimOrAnswer(
+    scope: KeyScope,
+    fingerprint: Buffer,
+  ): Promise<{ claim: Claim; resumed: boolean } | { replay: StoredResponse }> {
+    for (let round = 0; round < 3; round++) {
+      const now = clock.now();
+      const lockedUntil = new Date(now.getTime() + lockSeconds * 1000);
+      const attempt = randomBytes(12).toString('hex');
+      const claim = await repo.claim(db, scope, {
+        fingerprint,
+        attempt,
+        seed: randomBytes(16),
+        now,
+        lockedUntil,
+        expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+      });
+      if (claim) return { claim, resumed: false };
+      const existing = await repo.find(db, scope, now);
+      if (!existing) continue; // expired or released between the two statements: claim again
+      if (!existing.fingerprint.equals(fingerprint)) throw new KoshError('idempotency_key_reused');
+      if (existing.state === 'completed') {
+        return { replay: { status: existing.status, headers: existing.headers, body: existing.body } };
+      }
+      if (existing.locked_until > now) throw new KoshError('idempotency_key_in_use');
+      const taken = await repo.takeOver(db, scope, { from: existing.attempt, attempt, now, lockedUntil });
+      if (taken) return { claim: taken, resumed: true };
+    }
+    throw new KoshError('idempotency_key_in_use');
+  }
 
   return {
     /**
-     * Runs `work` at most once per key: in ONE transaction it takes the key's advisory lock
-     * (held by another request → 409), replays a completed response with the same fingerprint
-     * (another fingerprint → 422), or runs `work` and stores its response. `work` is handed the
-     * transaction's handle and must do everything through it (the HTTP wrapper wires the request's
-     * services over it), so its changes and the key commit together or not at all; a throw rolls
-     * back both and stores nothing.
+     * Runs `work` at most once per key (docs/idempotency.md). The key is claimed first, in a
+     * statement committed on its own, so a duplicate arriving while the work runs gets `409`
+     * whatever the database; the same key with another request gets `422`; a completed key replays.
+     * A refused request (4xx) changes nothing and frees the key; any other failure keeps the claim
+     * and ends its lock, so a retry resumes it.
      */
     async execute(
       principal: Principal,
       key: string,
       fingerprint: Buffer,
-      work: (tx: Db) => Promise<StoredResponse>,
+      mode: IdempotencyMode,
+      work: (context: KeyedWork) => Promise<StoredResponse>,
     ): Promise<IdempotentResult> {
       const scope = { accountId: principal.accountId, mode: principal.mode, key };
-      return db.transaction(async (tx) => {
-        const [lock] = await tx.query<{ locked: boolean }>(
-          'SELECT pg_try_advisory_xact_lock($1::bigint) AS locked',
-          [lockId(principal, key)],
+      const local = `${scope.accountId}\0${scope.mode}\0${key}`;
+      const inProcess = running.get(local);
+      if (inProcess) {
+        throw new KoshError(
+          inProcess.equals(fingerprint) ? 'idempotency_key_in_use' : 'idempotency_key_reused',
         );
-        if (!lock?.locked) throw new KoshError('idempotency_key_in_use');
-        const now = clock.now();
-        const previous = await repo.find(tx, scope, now);
-        if (previous) {
-          if (!previous.fingerprint.equals(fingerprint)) throw new KoshError('idempotency_key_reused');
-          return {
-            replayed: true,
-            response: { status: previous.status, headers: previous.headers, body: previous.body },
-          };
-        }
-        const response = await work(tx);
-        const saved = await repo.save(tx, {
-          ...scope,
-          fingerprint,
-          response,
-          createdAt: now,
-          expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
-        });
-        // Unreachable while the lock is held; refusing keeps "a result without its key" impossible.
-        if (!saved) throw new KoshError('idempotency_key_in_use');
-        return { replayed: false, response };
-      });
+      }
+      running.set(local, fingerprint);
+      try {
+        return await run(scope, fingerprint, mode, work);
+      } finally {
+        running.delete(local);
+      }
     },
 
     /** The background job deleting records older than the retention time, a batch at a time. */
@@ -86,6 +129,44 @@ export function createIdempotencyService(deps: {
       };
     },
   };
+
+  async function run(
+    scope: KeyScope,
+    fingerprint: Buffer,
+    mode: IdempotencyMode,
+    work: (context: KeyedWork) => Promise<StoredResponse>,
+  ): Promise<IdempotentResult> {
+    const claimed = await claimOrAnswer(scope, fingerprint);
+    if ('replay' in claimed) return { replayed: true, response: claimed.replay };
+    const { claim, resumed } = claimed;
+    const ids = seededIds(claim.seed, claim.createdAt);
+    try {
+      const response =
+        mode === 'atomic'
+          ? await db.transaction(async (tx) => {
+              const result = await work({ db: tx, ids, resumed });
+              // A claim taken over meanwhile (this attempt outlived its lock) must not commit twice.
+              if (!(await repo.complete(tx, scope, claim.attempt, result))) {
+                throw new KoshError('idempotency_key_in_use');
+              }
+              return result;
+            })
+          : await work({ db, ids, resumed });
+      if (mode === 'phased' && !(await repo.complete(db, scope, claim.attempt, response))) {
+        throw new KoshError('idempotency_key_in_use');
+      }
+      return { replayed: false, response };
+    } catch (error) {
+      // Atomic work rolled back: nothing changed, whatever the error. Phased work may have
+      // committed steps; only a refusal is known to have changed nothing.
+      const free = mode === 'atomic' || isRefusal(error);
+      await (free
+        ? repo.release(db, scope, claim.attempt)
+        : repo.unlock(db, scope, claim.attempt, clock.now())
+      ).catch(() => {});
+      throw error;
+    }
+  }
 }
 
 export type IdempotencyService = ReturnType<typeof createIdempotencyService>;

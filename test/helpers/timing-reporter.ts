@@ -1,0 +1,47 @@
+import path from 'node:path';
+import type { Reporter, TestModule } from 'vitest/node';
+
+/** How many of the slowest files the summary names. */
+const SLOWEST = Number(process.env.KOSH_SLOWEST_FILES ?? 8);
+
+/**
+ * Prints, after every run, the slowest test files with their wall time and the totals of tests and
+ * assertions, so that a change that makes the suite slow, or quietly drops checks, is seen at once.
+ */
+export default class TimingReporter implements Reporter {
+  private started = performance.now();
+
+  onTestRunStart(): void {
+    this.started = performance.now();
+  }
+
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    let tests = 0;
+    let assertions = 0;
+    const files = modules.map((module) => {
+      let fileTests = 0;
+      for (const test of module.children.allTests()) {
+        fileTests++;
+        assertions += test.meta().assertions ?? 0;
+      }
+      tests += fileTests;
+      return {
+        file: path.relative(process.cwd(), module.moduleId),
+        seconds: module.diagnostic().duration / 1000,
+        tests: fileTests,
+      };
+    });
+    files.sort((a, b) => b.seconds - a.seconds);
+    const lines = files
+      .slice(0, SLOWEST)
+      .map(
+        (file) =>
+          `  ${file.seconds.toFixed(1).padStart(7)} s  ${String(file.tests).padStart(5)} tests  ${file.file}`,
+      );
+    const wall = (performance.now() - this.started) / 1000;
+    process.stdout.write(
+      `\nSlowest test files (wall time of each file):\n${lines.join('\n')}\n` +
+        `Totals: ${files.length} files, ${tests} tests, ${assertions} assertions, ${wall.toFixed(1)} s\n`,
+    );
+  }
+}
