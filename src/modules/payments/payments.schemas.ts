@@ -16,7 +16,11 @@ const Text = (maxLength: number, description: string) => Type.String({ maxLength
  */
 export const CreatePaymentBody = Type.Object(
   {
-    amount: Type.Integer({ description: "Equal to the order's amount, in the smallest sub-unit." }),
+    amount: Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: "Equal to the order's amount, in the smallest sub-unit.",
+    }),
     currency: Text(3, "Equal to the order's currency."),
     contact: Text(20, 'Customer phone with country code: digits with an optional leading +, 8–15 digits.'),
     name: Text(200, "Customer's full name, 1–100 characters."),
