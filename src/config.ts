@@ -19,6 +19,8 @@ export interface Config {
   dbPoolSize: number;
   dbConnectTimeoutMs: number;
   dbStatementTimeoutMs: number;
+  /** Refuse calls that leave the process (providers, webhooks, DNS, files) inside a transaction. */
+  transactionGuard: boolean;
   paymentExpirySeconds: number;
   sandboxBootstrap: boolean;
   /** HTTP processes `serve` runs (node:cluster); always 1 on the embedded database. */
@@ -214,6 +216,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     dbPoolSize: integer(merged, 'KOSH_DB_POOL_SIZE', 10, 1, 1000),
     dbConnectTimeoutMs: integer(merged, 'KOSH_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbStatementTimeoutMs: integer(merged, 'KOSH_DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
+    transactionGuard: boolean(merged, 'KOSH_TRANSACTION_GUARD', true),
     paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers,

@@ -49,9 +49,14 @@ export async function openDatabase(config: Config): Promise<Db> {
       poolSize: config.dbPoolSize,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
+      transactionGuard: config.transactionGuard,
     });
   }
-  return openPglite({ dataDir: config.dataDir, connectTimeoutMs: config.dbConnectTimeoutMs });
+  return openPglite({
+    dataDir: config.dataDir,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    transactionGuard: config.transactionGuard,
+  });
 }
 
 export interface ContainerOptions {

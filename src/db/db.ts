@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { KoshError } from '../domain/errors.js';
 
@@ -30,10 +31,45 @@ export interface Db extends Queryable {
   transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
   /** True for a handle bound to a transaction. */
   inTransaction(): boolean;
+  /**
+   * Throws when the calling unit of work runs inside a transaction of this database. Everything
+   * that leaves the process (a provider, a webhook receiver, DNS, the file system) calls it first:
+   * such a call must never hold a connection and locks while it waits. Off when the guard is off.
+   */
+  assertNoTransaction(call: string): void;
   /** Checks that the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A call that leaves the process was made inside a transaction: a bug in Kosh, never the caller's fault. */
+export class CallInTransactionError extends Error {
+  constructor(call: string) {
+    super(
+      `${call} must not run inside a database transaction: record the intent, commit, call, record the result.`,
+    );
+    this.name = 'CallInTransactionError';
+  }
+}
+
+/**
+ * Knows, for the current unit of work, whether a transaction is open: the transaction's work runs
+ * inside an AsyncLocalStorage scope, which follows it across every await. `enabled: false` (an
+ * operator's choice, KOSH_TRANSACTION_GUARD) skips the scope and the checks.
+ */
+export function createTransactionGuard(enabled: boolean) {
+  const open = new AsyncLocalStorage<true>();
+  return {
+    enabled,
+    within<T>(work: () => Promise<T>): Promise<T> {
+      return enabled ? open.run(true, work) : work();
+    },
+    check(call: string): void {
+      if (enabled && open.getStore()) throw new CallInTransactionError(call);
+    },
+  };
+}
+export type TransactionGuard = ReturnType<typeof createTransactionGuard>;
 
 /** SQLSTATE of a PostgreSQL error, if it is one. */
 export function sqlState(error: unknown): string | undefined {
@@ -66,8 +102,10 @@ function classify(error: unknown): unknown {
 export function createPoolDb(
   pool: pg.Pool,
   kind: Db['kind'],
-  closeExtra: () => Promise<void> = async () => {},
+  options: { guard: TransactionGuard; closeExtra?: () => Promise<void> },
 ): Db {
+  const { guard } = options;
+  const assertNoTransaction = (call: string) => guard.check(call);
   const query = async <Row>(
     client: pg.Pool | pg.PoolClient,
     text: string | PreparedStatement,
@@ -91,6 +129,7 @@ export function createPoolDb(
       kind,
       query: (text, params) => query(client, text, params),
       inTransaction: () => true,
+      assertNoTransaction,
       async transaction(work) {
         const savepoint = `kosh_sp_${depth + 1}`;
         await query(client, `SAVEPOINT ${savepoint}`);
@@ -117,6 +156,7 @@ export function createPoolDb(
     kind,
     query: (text, params) => query(pool, text, params),
     inTransaction: () => false,
+    assertNoTransaction,
     async transaction(work) {
       let client: pg.PoolClient;
       try {
@@ -133,8 +173,10 @@ export function createPoolDb(
       };
       client.on('error', lost);
       try {
-        await query(client, 'BEGIN');
-        const result = await work(boundTo(client, 0));
+        const result = await guard.within(async () => {
+          await query(client, 'BEGIN');
+          return work(boundTo(client, 0));
+        });
         await query(client, 'COMMIT');
         return result;
       } catch (error) {
@@ -154,7 +196,7 @@ export function createPoolDb(
     },
     async close() {
       await pool.end();
-      await closeExtra();
+      await options.closeExtra?.();
     },
   };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
-import { createPoolDb, type Db } from './db.js';
+import { createPoolDb, createTransactionGuard, type Db } from './db.js';
 
 export class DataDirLockedError extends Error {
   constructor(
@@ -64,6 +64,8 @@ export interface PgliteOptions {
   /** A tarball from `dumpDataDir` to start from (tests start from a migrated snapshot). */
   loadDataDir?: Blob;
   connectTimeoutMs: number;
+  /** Refuse calls that leave the process inside a transaction (db.ts, `createTransactionGuard`). */
+  transactionGuard: boolean;
 }
 
 export async function openPglite(options: PgliteOptions): Promise<Db & { pglite: PGlite }> {
@@ -89,9 +91,12 @@ export async function openPglite(options: PgliteOptions): Promise<Db & { pglite:
     max: 1,
     connectionTimeoutMillis: options.connectTimeoutMs,
   });
-  const db = createPoolDb(pool, 'pglite', async () => {
-    await pglite.close();
-    release();
+  const db = createPoolDb(pool, 'pglite', {
+    guard: createTransactionGuard(options.transactionGuard),
+    closeExtra: async () => {
+      await pglite.close();
+      release();
+    },
   });
   return Object.assign(db, { pglite });
 }

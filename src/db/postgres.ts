@@ -1,11 +1,13 @@
 import pg from 'pg';
-import { createPoolDb, type Db } from './db.js';
+import { createPoolDb, createTransactionGuard, type Db } from './db.js';
 
 // Timestamps and JSON as usual; int8 stays a string and is converted where it is read.
 export interface PostgresOptions {
   poolSize: number;
   connectTimeoutMs: number;
   statementTimeoutMs: number;
+  /** Refuse calls that leave the process inside a transaction (db.ts, `createTransactionGuard`). */
+  transactionGuard: boolean;
 }
 
 export function openPostgres(connectionString: string, options: PostgresOptions): Db {
@@ -21,5 +23,5 @@ export function openPostgres(connectionString: string, options: PostgresOptions)
   // An idle client losing its connection (server restart) must not crash the process;
   // the pool drops it and the next query opens a fresh one.
   pool.on('error', () => {});
-  return createPoolDb(pool, 'postgres');
+  return createPoolDb(pool, 'postgres', { guard: createTransactionGuard(options.transactionGuard) });
 }

@@ -26,6 +26,7 @@ export function countingDb<T extends Db>(db: T): T & { queries: QueryLog } {
   const wrap = (handle: Db): Db => ({
     kind: handle.kind,
     inTransaction: () => handle.inTransaction(),
+    assertNoTransaction: (call) => handle.assertNoTransaction(call),
     query(text, params) {
       record(text);
       return handle.query(text, params);

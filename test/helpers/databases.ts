@@ -16,7 +16,12 @@ export async function openTestDatabase(
 ): Promise<Db & { url?: string }> {
   if (kind === 'pglite') {
     const snapshot = new Blob([fs.readFileSync(inject('pgliteSnapshot'))]);
-    return openPglite({ dataDir: undefined, loadDataDir: snapshot, connectTimeoutMs: 5_000 });
+    return openPglite({
+      dataDir: undefined,
+      loadDataDir: snapshot,
+      connectTimeoutMs: 5_000,
+      transactionGuard: true,
+    });
   }
   const adminUrl = inject('postgresAdminUrl');
   const name = `kosh_t_${randomBytes(6).toString('hex')}`;
@@ -32,6 +37,7 @@ export async function openTestDatabase(
   const db = openPostgres(url.toString(), {
     poolSize: options.poolSize ?? 8,
     connectTimeoutMs: 5_000,
+    transactionGuard: true,
     statementTimeoutMs: 30_000,
   });
   const close = db.close;

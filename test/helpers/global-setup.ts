@@ -37,12 +37,13 @@ export default async function setup(project: TestProject) {
   const templateDb = openPostgres(url.toString(), {
     poolSize: 1,
     connectTimeoutMs: 5_000,
+    transactionGuard: true,
     statementTimeoutMs: 30_000,
   });
   await migrate(templateDb);
   await templateDb.close();
 
-  const lite = await openPglite({ dataDir: undefined, connectTimeoutMs: 5_000 });
+  const lite = await openPglite({ dataDir: undefined, connectTimeoutMs: 5_000, transactionGuard: true });
   await migrate(lite);
   const snapshot = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-test-')), 'pglite.tar');
   fs.writeFileSync(snapshot, Buffer.from(await (await lite.pglite.dumpDataDir('none')).arrayBuffer()));

@@ -5,7 +5,7 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { KoshError } from '../../src/domain/errors.js';
 import { createEmptyPostgresDatabase, DATABASE_KINDS, openTestDatabase } from '../helpers/databases.js';
 
-const OPTIONS = { poolSize: 4, connectTimeoutMs: 2_000, statementTimeoutMs: 10_000 };
+const OPTIONS = { poolSize: 4, connectTimeoutMs: 2_000, transactionGuard: true, statementTimeoutMs: 10_000 };
 
 describe('migrations on PostgreSQL', () => {
   it('are applied exactly once when several processes start at the same time', async () => {

@@ -27,7 +27,12 @@ describe('two delivery workers on one PostgreSQL', () => {
     receiver = await TestReceiver.start();
     const url = (harness.container.db as Db & { url: string }).url;
     for (let i = 0; i < 2; i++) {
-      const db = openPostgres(url, { poolSize: 5, connectTimeoutMs: 5_000, statementTimeoutMs: 30_000 });
+      const db = openPostgres(url, {
+        poolSize: 5,
+        connectTimeoutMs: 5_000,
+        transactionGuard: true,
+        statementTimeoutMs: 30_000,
+      });
       const container = await createContainer(harness.container.config, {
         db,
         clock: systemClock,
