@@ -21,7 +21,7 @@ export interface Config {
   dbStatementTimeoutMs: number;
   /** Refuse calls that leave the process (providers, webhooks, DNS, files) inside a transaction. */
   transactionGuard: boolean;
-  paymentExpirySeconds: number;
+  payments: PaymentSettings;
   sandboxBootstrap: boolean;
   /** HTTP processes `serve` runs (node:cluster); always 1 on the embedded database. */
   workers: number;
@@ -41,6 +41,20 @@ export interface Config {
   /** One `info` line per request instead of Fastify's two; `false` logs only warnings and errors. */
   requestLog: boolean;
   webhooks: WebhookSettings;
+}
+
+/** How long payments stay open, how long they are asked about, and the sandbox's simulated bank. */
+export interface PaymentSettings {
+  /** A `created` payment nobody acted on fails with `payment_expired` after this long. */
+  expirySeconds: number;
+  /** A `pending` payment with no answer fails with `payment_timed_out` after this long. */
+  pendingTimeoutSeconds: number;
+  /** A payment that failed without the provider's final word is asked about for this long. */
+  lateWindowSeconds: number;
+  /** How long the sandbox bank's pending answers take to settle. */
+  sandboxSettleSeconds: number;
+  /** How often an idle reconciler looks for payments due to be asked about. */
+  syncIntervalMs: number;
 }
 
 export interface WebhookSettings {
@@ -122,6 +136,24 @@ function webhookSettings(env: Env): WebhookSettings {
     leaseMs,
     batchSize: integer(env, 'KOSH_WEBHOOK_BATCH_SIZE', 20, 1, 500),
     pollIntervalMs: integer(env, 'KOSH_WEBHOOK_POLL_INTERVAL_MS', 500, 10, 60_000),
+  };
+}
+
+function paymentSettings(env: Env): PaymentSettings {
+  const pendingTimeoutSeconds = integer(env, 'KOSH_PENDING_TIMEOUT_SECONDS', 900, 10, 86_400);
+  const lateWindowSeconds = integer(env, 'KOSH_LATE_AUTH_WINDOW_SECONDS', 259_200, 60, 30 * 86_400);
+  if (lateWindowSeconds <= pendingTimeoutSeconds) {
+    throw new ConfigError(
+      'KOSH_LATE_AUTH_WINDOW_SECONDS',
+      `must be longer than KOSH_PENDING_TIMEOUT_SECONDS (${pendingTimeoutSeconds}).`,
+    );
+  }
+  return {
+    expirySeconds: integer(env, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
+    pendingTimeoutSeconds,
+    lateWindowSeconds,
+    sandboxSettleSeconds: integer(env, 'KOSH_SANDBOX_SETTLE_SECONDS', 60, 0, 3_600),
+    syncIntervalMs: integer(env, 'KOSH_PAYMENT_SYNC_INTERVAL_MS', 1_000, 50, 60_000),
   };
 }
 
@@ -217,7 +249,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     dbConnectTimeoutMs: integer(merged, 'KOSH_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbStatementTimeoutMs: integer(merged, 'KOSH_DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     transactionGuard: boolean(merged, 'KOSH_TRANSACTION_GUARD', true),
-    paymentExpirySeconds: integer(merged, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
+    payments: paymentSettings(merged),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers,
     workersNotice,

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { type ConnectorRegistry, createConnectorRegistry } from './connectors/connector.js';
+import type { Connector } from './connectors/connector.js';
+import { type ConnectorDirectory, createStaticDirectory } from './connectors/directory.js';
 import { createSandboxConnector } from './connectors/sandbox/sandbox.connector.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
@@ -32,10 +33,13 @@ import {
 import { createOrdersRepo } from './modules/orders/orders.repo.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
 import { createAuthenticationService } from './modules/payments/authentication.service.js';
+import { createPaymentInitiation } from './modules/payments/payment-initiation.js';
+import { createPaymentSyncJob } from './modules/payments/payment-sync.js';
 import { createPaymentExpiryJob } from './modules/payments/payments.expiry.js';
 import { createPaymentsRepo } from './modules/payments/payments.repo.js';
 import { createPaymentsService } from './modules/payments/payments.service.js';
 import { createPaymentStates } from './modules/payments/payments.states.js';
+import { createProviderReturns } from './modules/payments/provider-returns.service.js';
 import { createDeliveriesRepo } from './modules/webhooks/deliveries.repo.js';
 import { createDeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { createHttpSender } from './modules/webhooks/http-sender.js';
@@ -68,6 +72,8 @@ export interface ContainerOptions {
   migrate?: boolean;
   /** DNS for webhook URLs (tests play changing answers); the system resolver otherwise. */
   resolver?: Resolver;
+  /** A live-mode provider account wired in by the operator (tests use a local fake provider). */
+  liveConnector?: { connector: Connector; connectorAccountId: string };
 }
 
 /** What every wiring of the services shares: one per process. */
@@ -77,9 +83,10 @@ interface Shared {
   ids: IdGenerator;
   pepper: string;
   resolver: Resolver;
-  connectors: ConnectorRegistry;
+  connectors: ConnectorDirectory;
   caches: { methods: MethodsCache; keys: KeyCache };
   repos: Repos;
+  log: Logger;
 }
 
 /** The repositories: stateless (each call takes the handle it runs on), so one set serves every wiring. */
@@ -107,7 +114,9 @@ type Repos = ReturnType<typeof createRepos>;
  * caches, ids, connectors and repositories come from `shared`.
  */
 export function wireServices(db: Db, shared: Shared) {
-  const { config, clock, ids, pepper, resolver, connectors, caches, repos } = shared;
+  const { config, clock, ids, pepper, resolver, connectors, caches, repos, log } = shared;
+  const { publicUrl } = config;
+  const deadlines = config.payments;
   const methods = createMethodsService({ db, cache: caches.methods });
   const accounts = createAccountsService({
     db,
@@ -125,7 +134,16 @@ export function wireServices(db: Db, shared: Shared) {
     clock,
     amountLimits: config.amountLimits,
   });
-  const paymentStates = createPaymentStates({ db, repo: repos.payments, orders, events, clock });
+  const paymentStates = createPaymentStates({ db, repo: repos.payments, orders, events, clock, deadlines });
+  const initiation = createPaymentInitiation({
+    db,
+    repo: repos.payments,
+    states: paymentStates,
+    clock,
+    deadlines,
+    publicUrl,
+    log,
+  });
   const payments = createPaymentsService({
     db,
     repo: repos.payments,
@@ -134,17 +152,31 @@ export function wireServices(db: Db, shared: Shared) {
     orders,
     methods,
     connectors,
-    publicUrl: config.publicUrl,
+    initiation,
+    publicUrl,
   });
   const authentication = createAuthenticationService({
     db,
     repo: repos.payments,
     states: paymentStates,
+    initiation,
     payments,
     accounts,
     connectors,
     clock,
-    expirySeconds: config.paymentExpirySeconds,
+    deadlines,
+    publicUrl,
+    log,
+  });
+  const providerReturns = createProviderReturns({
+    db,
+    repo: repos.payments,
+    states: paymentStates,
+    authentication,
+    connectors,
+    clock,
+    publicUrl,
+    log,
   });
   const webhooks = createWebhooksService({
     db,
@@ -189,6 +221,7 @@ export function wireServices(db: Db, shared: Shared) {
     payments,
     paymentStates,
     authentication,
+    providerReturns,
     webhooks,
     merchants,
     documents,
@@ -209,20 +242,37 @@ export async function createContainer(config: Config, options: ContainerOptions 
     }
     const clock = options.clock ?? systemClock;
     const repos = createRepos();
+    const resolver = options.resolver ?? systemResolver;
     const shared: Shared = {
       config,
       clock,
       ids: createIdGenerator(() => clock.now().getTime()),
       pepper: config.secretPepper ?? (await repos.accounts.pepperSetting(db, newPepper())),
-      // Consumers call `resolver.lookup` at use time, so tests can swap the DNS answers of a running container.
-      resolver: { lookup: (options.resolver ?? systemResolver).lookup },
-      // Live mode has no connector yet: live payments are refused, never simulated.
-      connectors: createConnectorRegistry({ test: createSandboxConnector() }),
+      // Consumers call `resolver.lookup` at use time, so tests can swap the DNS answers of a running
+      // container; a lookup leaves the process, so it refuses to run inside a transaction.
+      resolver: {
+        lookup: (hostname) => {
+          db.assertNoTransaction('DNS lookup');
+          return resolver.lookup(hostname);
+        },
+      },
+      // Test mode: the sandbox. Live mode: the provider account wired in, or none (live payments
+      // are then refused, never simulated).
+      connectors: createStaticDirectory({
+        db,
+        sandbox: createSandboxConnector({
+          clock,
+          settleSeconds: config.payments.sandboxSettleSeconds,
+          pendingTimeoutSeconds: config.payments.pendingTimeoutSeconds,
+        }),
+        live: options.liveConnector,
+      }),
       caches: {
         methods: createMethodsCache(config.methodsCacheTtlMs),
         keys: createKeyCache(config.keyCacheTtlMs),
       },
       repos,
+      log,
     };
     const services = wireServices(db, shared);
     const paymentExpiry = createPaymentExpiryJob({
@@ -230,7 +280,17 @@ export async function createContainer(config: Config, options: ContainerOptions 
       repo: repos.payments,
       states: services.paymentStates,
       clock,
-      expirySeconds: config.paymentExpirySeconds,
+      expirySeconds: config.payments.expirySeconds,
+    });
+    const paymentSync = createPaymentSyncJob({
+      db,
+      repo: repos.payments,
+      states: services.paymentStates,
+      connectors: shared.connectors,
+      clock,
+      publicUrl: config.publicUrl,
+      log,
+      idleIntervalMs: config.payments.syncIntervalMs,
     });
     const webhookDelivery = createDeliveryWorker({
       db,
@@ -238,7 +298,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       endpoints: repos.webhooks,
       ids: shared.ids,
       clock,
-      send: createHttpSender(shared.resolver),
+      send: createHttpSender(shared.resolver, db),
       log,
       ...config.webhooks,
     });
@@ -266,7 +326,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       services: { ...services, idempotency },
       /** The services wired over a transaction's handle: what they do joins that transaction. */
       servicesFor: (tx: Db): Services => wireServices(tx, shared),
-      jobs: { paymentExpiry },
+      jobs: { paymentExpiry, paymentSync },
       async close() {
         await db.close();
       },

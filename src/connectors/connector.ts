@@ -1,70 +1,186 @@
-import { KoshError } from '../domain/errors.js';
 import type { Mode } from '../domain/principal.js';
 
 /**
- * The boundary between Kosh and a bank or wallet network. Kosh owns the payment row and its
- * states; a connector only answers. Calls are made outside database transactions (they may go
- * over the network): Kosh records the intent, commits, calls, then records the result.
+ * The boundary between Kosh and a payment provider (a bank, a wallet, a gateway that holds the bank
+ * integrations). Kosh owns the payment row and its states; a connector only speaks the provider's
+ * API and answers in Kosh's words. Every call may go over the network, so Kosh makes it outside
+ * database transactions: it records the intent, commits, calls, and records the result. An answer
+ * a connector cannot read (a timeout, a reset connection, a 5xx, an HTML error page, garbage) is
+ * `unknown`, never a failure: Kosh asks `status` later (docs/connectors.md).
  */
+
+/** What a connector knows of a Kosh payment: the row's own facts and what the provider said before. */
 export interface ConnectorPayment {
+  /** Kosh's payment id: the provider's reference for it (its order id, receipt or idempotency key). */
   id: string;
   mode: Mode;
+  orderId: string;
   amount: number;
   currency: string;
   method: 'netbanking' | 'wallet';
   /** The canonical bank or wallet key of the account's methods. */
   code: string;
+  customer: { name: string; email: string; contact: string };
+  description: string | null;
+  createdAt: Date;
+  /** `{base_url}/v1/payments/<id>/callback/`: where the provider sends the browser back. */
+  callbackUrl: string;
+  provider: ProviderState;
 }
 
-/** How the customer's browser is sent to authentication (seed §2.2, §4.4). */
-export type ConnectorAction = { action: 'html_form' } | { action: 'redirect' };
+/** What Kosh stored from earlier answers of the provider (the connector's own notes in `data`). */
+export interface ProviderState {
+  /** The provider's own id for the payment (or its order), once known. */
+  reference: string | null;
+  /** The provider's last raw status, as the provider spelt it. */
+  status: string | null;
+  /** Connector-owned details (the sandbox's choice, a provider's order and payment ids). */
+  data: Record<string, unknown>;
+  /** When the payment became pending (the customer acted at the bank). */
+  pendingAt: Date | null;
+}
 
-/** What the customer did on the authentication page of a simulated bank; live connectors ignore it. */
-export type CustomerChoice = 'success' | 'failure' | 'cancel';
+/**
+ * Where the customer's browser goes from Kosh's authentication page:
+ * - `sandbox`: Kosh's own simulated bank page (test mode);
+ * - `redirect`: a GET to the provider's page;
+ * - `form`: a POST of fields to the provider's page, sent by an auto-submitting form;
+ * - `browser`: nothing yet: the provider needs the customer's browser (its address, user agent)
+ *   before it can start, so Kosh calls `continueInBrowser` when the browser arrives.
+ */
+export type NextStep =
+  | { kind: 'sandbox' }
+  | { kind: 'redirect'; url: string }
+  | { kind: 'form'; url: string; fields: Record<string, string> }
+  | { kind: 'browser' };
 
-export type ConnectorOutcome =
-  | { status: 'captured' }
-  | { status: 'failed'; errorCode: string; errorReason: string }
-  | { status: 'pending' };
+/** The answer `initiate` (and `continueInBrowser`) give. */
+export type InitiateResult =
+  | {
+      outcome: 'started';
+      /** How Kosh's `next[0]` looks to the merchant (the URL is always Kosh's authentication page). */
+      action: 'html_form' | 'redirect';
+      next: NextStep;
+      reference: string | null;
+      rawStatus: string | null;
+      data?: Record<string, unknown>;
+      /** Whether the provider now holds something Kosh must ask about later (`status`). */
+      reconcile: boolean;
+    }
+  /** The provider refused to start it (a definite answer: a closed bank, a refused amount). */
+  | {
+      outcome: 'failed';
+      errorCode: string;
+      errorReason: string;
+      reference: string | null;
+      rawStatus: string | null;
+    }
+  /** Kosh does not know what happened: the payment stays open and is asked about later. */
+  | { outcome: 'unknown'; reason: string };
+
+/**
+ * The outcome of a payment at the provider, in Kosh's words:
+ * - `captured`: the money is taken (authorised and captured);
+ * - `failed`: declined, cancelled or expired at the provider — final;
+ * - `pending`: the customer acted and the bank has not decided;
+ * - `not_started`: the provider holds nothing the customer did (still at Kosh, or never arrived);
+ * - `unknown`: no answer Kosh can trust (timeout, 5xx, garbage, or a status the table does not know).
+ */
+export type PaymentOutcome = 'captured' | 'failed' | 'pending' | 'not_started' | 'unknown';
+
+export interface StatusResult {
+  outcome: PaymentOutcome;
+  /** The provider's own word for it, stored as `provider_status`. */
+  rawStatus?: string | null;
+  errorCode?: string;
+  errorReason?: string;
+  /** What the provider says the payment is: cross-checked against Kosh's own row before it counts. */
+  amount?: number;
+  currency?: string;
+  reference?: string | null;
+  /** The bank's reference for the transfer, and the provider's fee and tax in sub-units, when given. */
+  bankReference?: string | null;
+  fee?: number | null;
+  tax?: number | null;
+  data?: Record<string, unknown>;
+  /** Why the answer is unknown (logged; never shown to a customer). */
+  reason?: string;
+}
+
+/** What the browser brought back from the provider to Kosh's callback. */
+export interface BrowserReturn {
+  method: 'GET' | 'POST';
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+}
+
+/** A provider's return, after the connector checked it. */
+export interface ReturnResult {
+  /** True when the return carries a signature the connector verified. */
+  verified: boolean;
+  /** What the return says, when it says anything; Kosh asks `status` unless it is verified and final. */
+  status?: StatusResult;
+}
+
+/** A provider's own webhook (the raw body is what it signed). */
+export interface ProviderWebhook {
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+}
+
+export type WebhookResult =
+  /** Signed by the provider: its statement about one payment. */
+  | { verified: true; eventId: string | null; paymentId: string | null; status: StatusResult | null }
+  /** Not verified (or not understood): at most a hint of which payment to ask about. */
+  | { verified: false; paymentId: string | null; reason: string };
+
+/** The customer's browser as Kosh saw it on the authentication page (some providers need it). */
+export interface BrowserDetails {
+  ip: string;
+  userAgent: string | null;
+  referer: string | null;
+}
+
+/** Declared for refunds; the refunds work implements them. */
+export interface ConnectorRefund {
+  id: string;
+  paymentId: string;
+  amount: number;
+  currency: string;
+  speed: 'normal' | 'instant';
+  provider: { reference: string | null; data: Record<string, unknown> };
+  payment: ConnectorPayment;
+}
+
+export interface RefundResult {
+  outcome: 'processed' | 'failed' | 'pending' | 'unknown';
+  reference?: string | null;
+  rawStatus?: string | null;
+  errorCode?: string;
+  errorReason?: string;
+  data?: Record<string, unknown>;
+  reason?: string;
+}
 
 export interface Connector {
+  /** The connector's name, stored on every payment it carries (`cashfree`, `sandbox`, …). */
   readonly name: string;
-  /** Starts the payment at the bank or wallet and says how the browser gets there. */
-  initiate(payment: ConnectorPayment): Promise<ConnectorAction>;
-  /** Completes authentication after the customer acted; the answer may still be pending. */
-  authenticate(payment: ConnectorPayment, choice: CustomerChoice): Promise<ConnectorOutcome>;
-  /** Asks for the current outcome (reconciliation of pending or late-authorised payments). */
-  status(payment: ConnectorPayment): Promise<ConnectorOutcome>;
-}
-
-export interface ConnectorRegistry {
-  /** The connector for a mode; throws `connector_unavailable` when none is configured. */
-  forMode(mode: Mode): Connector;
-  byName(name: string): Connector;
-}
-
-/** Test mode always uses the sandbox; live mode uses the configured connector, never a simulation. */
-export function createConnectorRegistry(connectors: {
-  test: Connector;
-  live?: Connector;
-}): ConnectorRegistry {
-  const all = [connectors.test, connectors.live].filter((c): c is Connector => c !== undefined);
-  return {
-    forMode(mode) {
-      const connector = mode === 'test' ? connectors.test : connectors.live;
-      if (!connector) {
-        throw new KoshError(
-          'connector_unavailable',
-          'Live payments need a bank or wallet connector, and none is configured on this Kosh.',
-        );
-      }
-      return connector;
-    },
-    byName(name) {
-      const connector = all.find((candidate) => candidate.name === name);
-      if (!connector)
-        throw new KoshError('connector_unavailable', `The connector '${name}' is not configured.`);
-      return connector;
-    },
-  };
+  /**
+   * True for a connector that never leaves the process (the sandbox): its answers are pure
+   * functions of the payment, so they cannot be lost halfway and need no recovery point.
+   */
+  readonly local?: boolean;
+  /** Starts the payment at the provider; Kosh's payment row is already committed. */
+  initiate(payment: ConnectorPayment): Promise<InitiateResult>;
+  /** For a `browser` next step: starts the payment now that the browser is here. */
+  continueInBrowser?(payment: ConnectorPayment, browser: BrowserDetails): Promise<InitiateResult>;
+  /** Reads and verifies what the provider sent back with the browser. */
+  handleReturn?(payment: ConnectorPayment, browserReturn: BrowserReturn): Promise<ReturnResult>;
+  /** Verifies and reads a provider's own webhook. */
+  parseWebhook?(webhook: ProviderWebhook): Promise<WebhookResult>;
+  /** Asks the provider for the payment's current outcome (mapped through the connector's table). */
+  status(payment: ConnectorPayment): Promise<StatusResult>;
+  /** Refunds (part of) a captured payment; the refund id is the provider's idempotency key. */
+  refund?(refund: ConnectorRefund): Promise<RefundResult>;
+  refundStatus?(refund: ConnectorRefund): Promise<RefundResult>;
 }

@@ -19,6 +19,8 @@ export type IdPrefix =
 
 export interface IdGenerator {
   next(prefix: IdPrefix): string;
+  /** Unpredictable bytes for a name that is not an id (a stored file's name): seeded ones repeat too. */
+  bytes(size: number): Buffer;
 }
 
 /**
@@ -58,6 +60,7 @@ export function createIdGenerator(
       }
       return `${prefix}_${encodeTime(now())}${encodeRandom(toBigInt(random(RANDOM_BYTES)))}`;
     },
+    bytes: (size) => random(size),
   };
 }
 
@@ -118,12 +121,18 @@ function encodeRandom(value: bigint): string {
  */
 export function seededIds(seed: Buffer, at: Date): IdGenerator {
   const counts = new Map<IdPrefix, number>();
+  let bytesCount = 0;
   return {
     next(prefix) {
       const n = (counts.get(prefix) ?? 0) + 1;
       counts.set(prefix, n);
       const digest = createHmac('sha256', seed).update(`${prefix}:${n}`).digest();
       return `${prefix}_${encodeTime(at.getTime())}${encodeRandom(toBigInt(digest.subarray(0, RANDOM_BYTES)))}`;
+    },
+    bytes(size) {
+      bytesCount++;
+      if (size > 32) throw new Error('seeded bytes are at most 32');
+      return createHmac('sha256', seed).update(`bytes:${bytesCount}`).digest().subarray(0, size);
     },
   };
 }

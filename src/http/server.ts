@@ -11,8 +11,12 @@ import { registerMerchantRoutes } from '../modules/merchants/merchants.routes.js
 import { registerVpaRoutes } from '../modules/merchants/vpas.routes.js';
 import { registerMethodsRoutes } from '../modules/methods/methods.routes.js';
 import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
-import { registerAuthenticationRoutes } from '../modules/payments/authentication.routes.js';
+import {
+  registerAuthenticationRoutes,
+  registerCallbackRoutes,
+} from '../modules/payments/authentication.routes.js';
 import { registerPaymentRoutes } from '../modules/payments/payments.routes.js';
+import { registerProviderWebhookRoutes } from '../modules/payments/provider-webhooks.routes.js';
 import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
@@ -180,6 +184,8 @@ export async function buildServer(container: Container): Promise<App> {
   registerMethodsRoutes(app, services.methods);
   registerPaymentRoutes(app, scoped('payments'));
   registerAuthenticationRoutes(app, services.authentication, config.publicUrl);
+  registerCallbackRoutes(app, services.providerReturns, config.publicUrl);
+  await registerProviderWebhookRoutes(app, services.providerReturns);
   registerWebhookRoutes(app, scoped('webhooks'));
   registerEventRoutes(app, scoped('events'), scoped('webhooks'));
   registerMerchantRoutes(app, scoped('merchants'));

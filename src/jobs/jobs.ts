@@ -6,6 +6,7 @@ import type { Job } from './runner.js';
 export function backgroundJobs(container: Container): Job[] {
   return [
     container.jobs.paymentExpiry,
+    container.jobs.paymentSync,
     container.services.idempotency.purgeJob(),
     ...webhookJobs(
       container.services.webhooks,

@@ -65,18 +65,27 @@ describeEachDatabase('one captured payment per order', (harness) => {
     const orderId = await createOrder(harness(), merchant);
     const late = await createPayment(harness(), merchant, {}, orderId);
     await choose(harness(), late.paymentId, await openPage(harness(), late.paymentId), 'failure');
-    const captured = await states.settle(await row(late.paymentId), { status: 'captured' });
+    const captured = await states.apply(late.paymentId, { outcome: 'captured' }, { asked: true });
     expect(captured?.status).toBe('captured');
     const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json().data;
     expect(order).toMatchObject({ status: 'paid', amount_paid: 5000 });
 
-    // A second failed payment on the now paid order stays failed.
+    // A second failed payment on the now paid order stays failed; the authorisation is recorded on
+    // it (the money goes back), once, and in its own event.
     const orderTwo = await createOrder(harness(), merchant);
     const loser = await createPayment(harness(), merchant, {}, orderTwo);
     const winner = await createPayment(harness(), merchant, {}, orderTwo);
     await choose(harness(), loser.paymentId, await openPage(harness(), loser.paymentId), 'cancel');
     await choose(harness(), winner.paymentId, await openPage(harness(), winner.paymentId), 'success');
-    expect(await states.settle(await row(loser.paymentId), { status: 'captured' })).toBeUndefined();
+    const refused = await states.apply(loser.paymentId, { outcome: 'captured' }, { asked: true });
+    expect(refused).toMatchObject({ status: 'failed', error_code: 'order_already_paid', refund_due: true });
+    expect(refused?.authorised_at).toBeInstanceOf(Date);
+    await states.apply(loser.paymentId, { outcome: 'captured' }, { asked: true });
+    const lateEvents = await container.db.query(
+      `SELECT id FROM events WHERE type = 'payment.late_authorisation' AND payload->'payment'->>'id' = $1`,
+      [loser.paymentId],
+    );
+    expect(lateEvents).toHaveLength(1);
     expect(((await row(loser.paymentId)) as { status: string }).status).toBe('failed');
   });
 });

@@ -15,7 +15,7 @@ describeEachDatabase('payment expiry', (harness) => {
 
   it('fails untouched created payments after the expiry time, and only those', async () => {
     const job = harness().container.jobs.paymentExpiry;
-    const expirySeconds = harness().container.config.paymentExpirySeconds;
+    const expirySeconds = harness().container.config.payments.expirySeconds;
     expect(expirySeconds).toBe(900);
     await job.run(new AbortController().signal); // clear anything older from other tests
 
@@ -23,9 +23,10 @@ describeEachDatabase('payment expiry', (harness) => {
     const captured = await createPayment(harness(), merchant);
     await choose(harness(), captured.paymentId, await openPage(harness(), captured.paymentId), 'success');
     const stillPending = await createPayment(harness(), merchant);
-    await harness().container.db.query("UPDATE payments SET status = 'pending' WHERE id = $1", [
-      stillPending.paymentId,
-    ]);
+    await harness().container.db.query(
+      "UPDATE payments SET status = 'pending', pending_at = now() WHERE id = $1",
+      [stillPending.paymentId],
+    );
 
     harness().clock.advance((expirySeconds - 1) * 1000);
     const young = await createPayment(harness(), merchant);

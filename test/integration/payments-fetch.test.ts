@@ -34,6 +34,10 @@ describeEachDatabase('fetching payments', (harness) => {
       created_at: expect.any(Number),
       updated_at: expect.any(Number),
       captured_at: null,
+      authorised_at: null,
+      bank_reference: null,
+      fee: null,
+      tax: null,
     });
     expect(body.data.created_at).toBe(Math.floor(harness().clock.now().getTime() / 1000));
   });

@@ -204,7 +204,7 @@ describeEachDatabase('webhooks of a full sandbox payment', (harness) => {
     const { paymentId, orderId } = await createPayment(harness(), account, { bank: 'HDFC' });
     const attemptedOrder = await fetchData(account, `/v1/orders/${orderId}/`);
 
-    const expirySeconds = harness().container.config.paymentExpirySeconds;
+    const expirySeconds = harness().container.config.payments.expirySeconds;
     harness().clock.advance((expirySeconds + 1) * 1000);
     const expiredAt = unixSeconds(harness().clock.now());
     expect(await harness().container.jobs.paymentExpiry.run(new AbortController().signal)).toBeGreaterThan(0);

@@ -74,7 +74,7 @@ describe('two delivery workers on one PostgreSQL', () => {
       const { container } = worker;
       const send: Sender = (request) => {
         worker.sent += 1;
-        return createHttpSender(container.resolver)(request);
+        return createHttpSender(container.resolver, container.db)(request);
       };
       const delivery = createDeliveryWorker({
         db: container.db,

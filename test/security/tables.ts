@@ -89,7 +89,9 @@ async function livePayment(harness: Harness, account: TestAccount, orderId: stri
       metadata: { note: marker },
       returnUrl: 'https://merchant.example/return',
       connector: 'live-bank',
+      connectorAccountId: 'ca_live_bank',
       createdAt: harness.clock.now(),
+      initiation: null,
     },
     {
       ...ORDER_PAYMENT_STARTED,

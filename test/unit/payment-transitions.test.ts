@@ -11,17 +11,20 @@ import {
 /** Every (state, trigger) pair, and what the table must answer for it. */
 const EXPECTED: Record<string, string | undefined> = {
   'created:customer_acted': 'pending',
+  'created:authorised': 'captured',
+  'created:declined': 'failed',
   'created:expired': 'failed',
   'pending:authorised': 'captured',
   'pending:declined': 'failed',
+  'pending:timed_out': 'failed',
   'failed:late_authorisation': 'captured',
 };
 
 describe('payment transition table', () => {
   const pairs = PAYMENT_STATUSES.flatMap((from) => PAYMENT_TRIGGERS.map((on) => [from, on] as const));
 
-  it('covers 4 states × 5 triggers', () => {
-    expect(pairs).toHaveLength(20);
+  it('covers 4 states × 6 triggers', () => {
+    expect(pairs).toHaveLength(24);
   });
 
   it.each(pairs)('%s on %s', (from, on) => {

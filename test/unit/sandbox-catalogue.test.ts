@@ -1,7 +1,13 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { ConnectorPayment } from '../../src/connectors/connector.js';
 import { SANDBOX_BANKS, SANDBOX_WALLETS } from '../../src/connectors/sandbox/catalogue.js';
-import { createSandboxConnector, sandboxInstrument } from '../../src/connectors/sandbox/sandbox.connector.js';
+import {
+  createSandboxConnector,
+  SANDBOX_CHOICES,
+  sandboxInstrument,
+  sandboxStatus,
+} from '../../src/connectors/sandbox/sandbox.connector.js';
 
 describe('sandbox catalogue', () => {
   const docs = fs.readFileSync(new URL('../../docs/payments.md', import.meta.url), 'utf8');
@@ -22,26 +28,89 @@ describe('sandbox catalogue', () => {
     );
   });
 
-  it('answers each choice with its outcome and never calls out', async () => {
-    const connector = createSandboxConnector();
-    const payment = {
-      id: 'pay_x',
-      mode: 'test' as const,
-      amount: 100,
-      currency: 'INR',
-      method: 'wallet' as const,
-      code: 'payzapp',
-    };
-    expect(await connector.initiate(payment)).toEqual({ action: 'redirect' });
-    expect(await connector.authenticate(payment, 'success')).toEqual({ status: 'captured' });
-    expect(await connector.authenticate(payment, 'failure')).toMatchObject({
-      status: 'failed',
-      errorCode: 'payment_declined',
+  const TIMING = { settleSeconds: 60, pendingTimeoutSeconds: 900 };
+  const pendingAt = new Date('2026-01-01T00:00:00Z');
+  const payment = (choice: string | undefined, chosen = true): ConnectorPayment => ({
+    id: 'pay_x',
+    mode: 'test',
+    orderId: 'order_x',
+    amount: 100,
+    currency: 'INR',
+    method: 'wallet',
+    code: 'payzapp',
+    customer: { name: 'A', email: 'a@example.com', contact: '+919876543210' },
+    description: null,
+    createdAt: pendingAt,
+    callbackUrl: 'http://localhost:3000/v1/payments/pay_x/callback/',
+    provider: {
+      reference: null,
+      status: null,
+      data: choice === undefined ? {} : { choice },
+      pendingAt: chosen ? pendingAt : null,
+    },
+  });
+  const at = (seconds: number) => new Date(pendingAt.getTime() + seconds * 1000);
+
+  it('starts on the sandbox page with the catalogue action, holding nothing to ask about', async () => {
+    const connector = createSandboxConnector({ clock: { now: () => pendingAt }, ...TIMING });
+    expect(connector.local).toBe(true);
+    expect(await connector.initiate(payment(undefined, false))).toMatchObject({
+      outcome: 'started',
+      action: 'redirect',
+      next: { kind: 'sandbox' },
+      reconcile: false,
     });
-    expect(await connector.authenticate(payment, 'cancel')).toMatchObject({
-      status: 'failed',
-      errorCode: 'payment_cancelled',
+    expect(await connector.initiate({ ...payment(undefined, false), code: 'airtelmoney' })).toMatchObject({
+      action: 'html_form',
     });
-    expect(await connector.status(payment)).toEqual({ status: 'pending' });
+  });
+
+  // Every choice, just before and at each moment its answer changes: [seconds after the choice, outcome, error code].
+  const TABLE: [string, [number, string, string | undefined][]][] = [
+    ['success', [[0, 'captured', undefined]]],
+    ['failure', [[0, 'failed', 'payment_declined']]],
+    ['cancel', [[0, 'failed', 'payment_cancelled']]],
+    [
+      'pending_success',
+      [
+        [0, 'pending', undefined],
+        [59, 'pending', undefined],
+        [60, 'captured', undefined],
+      ],
+    ],
+    [
+      'pending_failure',
+      [
+        [0, 'pending', undefined],
+        [59, 'pending', undefined],
+        [60, 'failed', 'payment_declined'],
+      ],
+    ],
+    [
+      'late_success',
+      [
+        [0, 'pending', undefined],
+        [900, 'pending', undefined],
+        [959, 'pending', undefined],
+        [960, 'captured', undefined],
+      ],
+    ],
+  ];
+
+  it('has a row for every choice the page offers', () => {
+    expect(TABLE.map(([choice]) => choice)).toEqual([...SANDBOX_CHOICES]);
+  });
+
+  it.each(TABLE)('answers %s from the recorded choice and the time since', (choice, rows) => {
+    for (const [seconds, outcome, errorCode] of rows) {
+      const answer = sandboxStatus(payment(choice), at(seconds), TIMING);
+      expect(answer.outcome, `${choice} after ${seconds} s`).toBe(outcome);
+      expect(answer.errorCode).toBe(errorCode);
+    }
+  });
+
+  it('answers not_started before any choice, and for an unknown choice', () => {
+    expect(sandboxStatus(payment(undefined, false), at(10), TIMING).outcome).toBe('not_started');
+    expect(sandboxStatus(payment('maybe'), at(10), TIMING).outcome).toBe('not_started');
   });
 });

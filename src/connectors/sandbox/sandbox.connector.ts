@@ -1,4 +1,5 @@
-import type { Connector, ConnectorOutcome, CustomerChoice } from '../connector.js';
+import type { Clock } from '../../domain/clock.js';
+import type { Connector, ConnectorPayment, StatusResult } from '../connector.js';
 import { SANDBOX_BANKS, SANDBOX_WALLETS, type SandboxInstrument } from './catalogue.js';
 
 /** Finds a sandbox bank or wallet by code, in any case. */
@@ -11,37 +12,98 @@ export function sandboxInstrument(
   return list.find((instrument) => instrument.code.toLowerCase() === wanted);
 }
 
-const OUTCOMES: Record<CustomerChoice, ConnectorOutcome> = {
-  success: { status: 'captured' },
-  failure: {
-    status: 'failed',
-    errorCode: 'payment_declined',
-    errorReason: 'The bank or wallet declined the payment.',
-  },
-  cancel: {
-    status: 'failed',
-    errorCode: 'payment_cancelled',
-    errorReason: 'The customer cancelled the payment.',
-  },
-};
+/**
+ * What the customer can choose on the sandbox bank page: the three plain outcomes, and the ones a
+ * real bank produces — an answer that stays pending before it settles either way, and an
+ * authorisation that comes only after Kosh gave up waiting (the late authorisation).
+ */
+export const SANDBOX_CHOICES = [
+  'success',
+  'failure',
+  'cancel',
+  'pending_success',
+  'pending_failure',
+  'late_success',
+] as const;
+export type SandboxChoice = (typeof SANDBOX_CHOICES)[number];
+
+export function isSandboxChoice(value: unknown): value is SandboxChoice {
+  return typeof value === 'string' && (SANDBOX_CHOICES as readonly string[]).includes(value);
+}
+
+const DECLINED = {
+  outcome: 'failed',
+  errorCode: 'payment_declined',
+  errorReason: 'The bank or wallet declined the payment.',
+} as const;
+const CANCELLED = {
+  outcome: 'failed',
+  errorCode: 'payment_cancelled',
+  errorReason: 'The customer cancelled the payment.',
+} as const;
+
+export interface SandboxTiming {
+  /** How long a pending answer of the simulated bank takes to settle (KOSH_SANDBOX_SETTLE_SECONDS). */
+  settleSeconds: number;
+  /** Kosh's own pending timeout: a late authorisation arrives this long plus `settleSeconds` after the choice. */
+  pendingTimeoutSeconds: number;
+}
+
+/**
+ * The simulated bank's answer for a payment, from the customer's recorded choice and how long ago
+ * it was made: a pure function of the payment row and the time, so that asking again (after a
+ * crash, from another process) always gives the same answer.
+ */
+export function sandboxStatus(payment: ConnectorPayment, now: Date, timing: SandboxTiming): StatusResult {
+  const choice = payment.provider.data.choice;
+  const pendingAt = payment.provider.pendingAt;
+  if (!isSandboxChoice(choice) || !pendingAt)
+    return { outcome: 'not_started', rawStatus: 'awaiting_customer' };
+  const elapsed = (now.getTime() - pendingAt.getTime()) / 1000;
+  const settled = (after: number, result: StatusResult): StatusResult =>
+    elapsed >= after ? result : { outcome: 'pending', rawStatus: `${choice}:pending` };
+  switch (choice) {
+    case 'success':
+      return { outcome: 'captured', rawStatus: 'success' };
+    case 'failure':
+      return { ...DECLINED, rawStatus: 'failure' };
+    case 'cancel':
+      return { ...CANCELLED, rawStatus: 'cancel' };
+    case 'pending_success':
+      return settled(timing.settleSeconds, { outcome: 'captured', rawStatus: 'pending_success:captured' });
+    case 'pending_failure':
+      return settled(timing.settleSeconds, { ...DECLINED, rawStatus: 'pending_failure:declined' });
+    case 'late_success':
+      return settled(timing.pendingTimeoutSeconds + timing.settleSeconds, {
+        outcome: 'captured',
+        rawStatus: 'late_success:captured',
+      });
+  }
+}
 
 /**
  * Test mode's simulated banks and wallets: no network, the action fixed per code by the catalogue,
- * the outcome chosen by the customer on Kosh's own sandbox page. A code the account enabled that is
- * not in the catalogue answers `html_form`.
+ * the customer's choice made on Kosh's own sandbox page and recorded on the payment, and the bank's
+ * answer worked out from it (`sandboxStatus`). A code the account enabled that is not in the
+ * catalogue answers `html_form`.
  */
-export function createSandboxConnector(): Connector {
+export function createSandboxConnector(deps: { clock: Clock } & SandboxTiming): Connector {
   return {
     name: 'sandbox',
+    local: true,
     async initiate(payment) {
-      return { action: sandboxInstrument(payment.method, payment.code)?.action ?? 'html_form' };
+      return {
+        outcome: 'started',
+        action: sandboxInstrument(payment.method, payment.code)?.action ?? 'html_form',
+        next: { kind: 'sandbox' },
+        reference: null,
+        rawStatus: 'awaiting_customer',
+        // Until the customer chooses, the simulated bank holds nothing to ask about.
+        reconcile: false,
+      };
     },
-    async authenticate(_payment, choice) {
-      return OUTCOMES[choice];
-    },
-    async status() {
-      // The sandbox decides at authentication; until then there is nothing to report.
-      return { status: 'pending' };
+    async status(payment) {
+      return sandboxStatus(payment, deps.clock.now(), deps);
     },
   };
 }

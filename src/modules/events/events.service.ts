@@ -10,6 +10,7 @@ export type EventType =
   | 'payment.pending'
   | 'payment.captured'
   | 'payment.failed'
+  | 'payment.late_authorisation'
   | 'order.paid'
   | `merchant.${string}`;
 

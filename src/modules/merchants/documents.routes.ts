@@ -109,7 +109,8 @@ export async function registerDocumentRoutes(
     scope.post(
       '/v1/api-portal/merchants/kyc-document/:mid/',
       {
-        config: { auth: 'partner' },
+        // The file is written before its row: never inside a transaction.
+        config: { auth: 'partner', idempotency: 'phased' },
         schema: {
           tags: ['Onboarding'],
           summary: 'Upload a KYC document',
@@ -126,7 +127,9 @@ export async function registerDocumentRoutes(
       async (request) => {
         const upload = await readUpload(request, maxBytes);
         const { mid } = request.params as { mid: string };
-        const document = await documents(request).upload(principalOf(request), mid, upload);
+        const document = await documents(request).upload(principalOf(request), mid, upload, {
+          ids: request.ids,
+        });
         request.log.info(
           { merchant_id: mid, document_id: document.id, sha256: document.sha256, size: document.size },
           'KYC document stored',

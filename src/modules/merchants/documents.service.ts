@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../../db/db.js';
@@ -49,6 +49,20 @@ export interface Upload {
 }
 
 /**
+ * Writes a file that must not exist yet; a file already there with the same bytes is the one an
+ * earlier attempt of the same request wrote (a resumed upload), anything else is refused.
+ */
+async function writeOnce(file: string, content: Buffer): Promise<void> {
+  try {
+    await fs.writeFile(file, content, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const present = await fs.readFile(file);
+    if (!present.equals(content)) throw error;
+  }
+}
+
+/**
  * KYC documents: checked from their bytes, stored under a random name in `<dataDir>/documents/`
  * (a folder nothing serves), with their SHA-256. The client's file name is metadata only.
  */
@@ -94,16 +108,39 @@ export function createDocumentsService(deps: {
   return {
     directory,
 
-    async upload(principal: Principal, merchantId: string, upload: Upload): Promise<KycDocument> {
+    /**
+     * Stores a KYC document. `options.ids` are a keyed request's seeded ids: a retry after a crash
+     * writes under the same storage name (finding the file already there) and finds the row the
+     * dead attempt committed, so one upload is one file and one document whatever happens.
+     */
+    async upload(
+      principal: Principal,
+      merchantId: string,
+      upload: Upload,
+      options: { ids?: IdGenerator } = {},
+    ): Promise<KycDocument> {
       await merchants.owned(db, principal, merchantId);
       const { documentType, content, mime } = check(upload);
-      const storageName = randomBytes(16).toString('hex');
+      const idSource = options.ids ?? ids;
+      const id = idSource.next('doc');
+      const storageName = idSource.bytes(16).toString('hex');
       const sha256 = createHash('sha256').update(content).digest('hex');
+      const existing = await repo.find(db, id);
+      if (existing) {
+        if (existing.account_id !== merchantId || existing.sha256 !== sha256) {
+          throw new KoshError(
+            'state_conflict',
+            'This upload was already recorded differently; use a new key.',
+          );
+        }
+        return toDocument(existing);
+      }
       // The file is written before the row and removed if the row is not committed: a document
       // row never points at a missing file, and a failure leaves no orphan behind.
+      db.assertNoTransaction('KYC file write');
       await fs.mkdir(directory, { recursive: true, mode: 0o700 });
       const file = path.join(directory, storageName);
-      await fs.writeFile(file, content, { flag: 'wx', mode: 0o600 });
+      await writeOnce(file, content);
       try {
         return await db.transaction(async (tx) => {
           const profile = await merchants.owned(tx, principal, merchantId, true);
@@ -111,7 +148,7 @@ export function createDocumentsService(deps: {
             throw new KoshError('state_conflict', 'Documents cannot be added to a suspended merchant.');
           }
           const row = await repo.insert(tx, {
-            id: ids.next('doc'),
+            id,
             account_id: profile.account_id,
             partnerId: profile.partner_id,
             mode: profile.mode,

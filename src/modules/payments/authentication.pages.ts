@@ -7,7 +7,31 @@ export interface Page {
   html: string;
   /** Origins the page's form may post to, besides its own. */
   formTargets: string[];
+  /** Answer with a 302 to this address instead of the page. */
+  redirect?: string;
 }
+
+/**
+ * The sandbox page's outcomes beyond the plain three, in the customer's words: what the simulated
+ * bank will do, so that a developer knows which path of their integration each one walks.
+ */
+const BANK_OUTCOMES: { choice: string; label: string; says: string }[] = [
+  {
+    choice: 'pending_success',
+    label: 'Pending, then success',
+    says: 'The bank answers “pending”; a little later it confirms the payment.',
+  },
+  {
+    choice: 'pending_failure',
+    label: 'Pending, then failure',
+    says: 'The bank answers “pending”; a little later it declines the payment.',
+  },
+  {
+    choice: 'late_success',
+    label: 'Late success',
+    says: 'The bank does not answer in time, so the payment fails; the bank confirms it afterwards (a late authorisation).',
+  },
+];
 
 function amountText(amount: string, currency: string): string {
   const major = formatMajor(Number(amount), currency);
@@ -21,6 +45,10 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
     const kind = payment.method === 'netbanking' ? 'Bank' : 'Wallet';
     const button = (choice: string, label: string) =>
       `<button type="submit" name="choice" value="${choice}" class="${choice}">${label}</button>`;
+    const outcomes = BANK_OUTCOMES.map(
+      (outcome) =>
+        `<li>${button(outcome.choice, outcome.label)}<span class="says">${outcome.says}</span></li>`,
+    ).join('\n      ');
     const body = `<main>
   <h1>${escapeHtml(payment.instrument_name)} — sandbox ${kind.toLowerCase()}</h1>
   <p class="note">Test mode: no money moves. Choose the outcome of this payment.</p>
@@ -33,6 +61,10 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
   <form method="POST" action="${escapeHtml(selfUrl)}">
     ${hiddenInputs({ token: view.token })}
     <div class="choices">${button('success', 'Success')}${button('failure', 'Failure')}${button('cancel', 'Cancel')}</div>
+    <h2>What real banks also do</h2>
+    <ul class="outcomes">
+      ${outcomes}
+    </ul>
   </form>
 </main>`;
     return {
@@ -40,6 +72,34 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
       html: htmlDocument({ title: `${payment.instrument_name} (sandbox)`, nonce, body }),
       formTargets: [],
     };
+  }
+  if (view.kind === 'provider') {
+    const { next } = view;
+    if (next.kind === 'redirect') return { status: 302, html: '', formTargets: [], redirect: next.url };
+    const body = `<main>
+  <h1>Taking you to your ${payment.method === 'netbanking' ? 'bank' : 'wallet'}…</h1>
+  <form id="kosh-provider" method="POST" action="${escapeHtml(next.url)}">
+    ${hiddenInputs(next.fields)}
+    <noscript><button type="submit">Continue to ${escapeHtml(payment.instrument_name)}</button></noscript>
+  </form>
+</main>`;
+    return {
+      status: 200,
+      html: htmlDocument({
+        title: `${payment.instrument_name}`,
+        nonce,
+        body,
+        script: "document.getElementById('kosh-provider').submit();",
+      }),
+      formTargets: [new URL(next.url).origin],
+    };
+  }
+  if (view.kind === 'unavailable') {
+    const body = `<main>
+  <h1>Your ${payment.method === 'netbanking' ? 'bank' : 'wallet'} cannot be reached right now</h1>
+  <p>Nothing was charged by this attempt. <a href="${escapeHtml(selfUrl)}">Try again</a> in a moment.</p>
+</main>`;
+    return { status: 503, html: htmlDocument({ title: 'Bank unavailable', nonce, body }), formTargets: [] };
   }
   if (view.kind === 'stale') {
     const body = `<main>

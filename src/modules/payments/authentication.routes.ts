@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { SANDBOX_CHOICES, type SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
 import { ERROR_CATALOGUE } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { toKoshError } from '../../http/errors.js';
@@ -8,6 +9,7 @@ import { type Page, renderAuthenticationPage, renderErrorPage } from './authenti
 import type { AuthenticationService } from './authentication.service.js';
 import { newNonce } from './html.js';
 import { authenticationUrl } from './payments.actions.js';
+import type { ProviderReturns } from './provider-returns.service.js';
 
 /** The hidden inputs of the html_form action; optional because the redirect action sends none. */
 const AuthenticationQuery = Type.Object(
@@ -22,25 +24,58 @@ const AuthenticationQuery = Type.Object(
 const ChoiceBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 100 }),
-    choice: Type.Union([Type.Literal('success'), Type.Literal('failure'), Type.Literal('cancel')]),
+    choice: Type.Unsafe<SandboxChoice>({ type: 'string', enum: [...SANDBOX_CHOICES] }),
   },
   { additionalProperties: false },
 );
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's body and query are what a payment provider sends (its return), not Kosh's API:
+     * they are read and verified by the provider's connector, so unknown fields are expected.
+     */
+    providerFields?: boolean;
+  }
+}
+
+/** Whatever a provider sends back with the browser: read by its connector, never trusted as it is. */
+const ProviderReturnFields = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: "The provider's return fields (as the provider sends them); verified by its connector.",
+  },
+);
+
 function send(reply: FastifyReply, page: Page, nonce: string, publicOrigin: string): FastifyReply {
   const formAction = ["'self'", publicOrigin, ...page.formTargets].join(' ');
+  reply
+    .header('Cache-Control', 'no-store')
+    .header('Referrer-Policy', 'no-referrer')
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('X-Frame-Options', 'DENY');
+  if (page.redirect) return reply.redirect(page.redirect, 302);
   return reply
     .code(page.status)
     .header(
       'Content-Security-Policy',
       `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     )
-    .header('Cache-Control', 'no-store')
-    .header('Referrer-Policy', 'no-referrer')
-    .header('X-Content-Type-Options', 'nosniff')
-    .header('X-Frame-Options', 'DENY')
     .type('text/html; charset=utf-8')
     .send(page.html);
+}
+
+/** Errors on a browser page are pages too, with the same security headers. */
+function pageErrorHandler(publicOrigin: string) {
+  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    const kosh = toKoshError(error);
+    const status = ERROR_CATALOGUE[kosh.code].status;
+    if (status >= 500) reply.log.error({ err: error }, 'payment page failed');
+    const message = status >= 500 ? ERROR_CATALOGUE[kosh.code].message : kosh.message;
+    const nonce = newNonce();
+    return send(reply, renderErrorPage(status, message, nonce), nonce, publicOrigin);
+  };
 }
 
 /**
@@ -53,15 +88,7 @@ export function registerAuthenticationRoutes(
   publicUrl: string,
 ): void {
   const publicOrigin = new URL(publicUrl).origin;
-  const errorHandler = (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-    const kosh = toKoshError(error);
-    const status = ERROR_CATALOGUE[kosh.code].status;
-    if (status >= 500) reply.log.error({ err: error }, 'authentication page failed');
-    const message = status >= 500 ? ERROR_CATALOGUE[kosh.code].message : kosh.message;
-    const nonce = newNonce();
-    return send(reply, renderErrorPage(status, message, nonce), nonce, publicOrigin);
-  };
-  const common = { config: { auth: 'none' as const }, errorHandler };
+  const common = { config: { auth: 'none' as const }, errorHandler: pageErrorHandler(publicOrigin) };
 
   app.get(
     '/v1/payments/:id/authentication/',
@@ -79,7 +106,11 @@ export function registerAuthenticationRoutes(
       },
     },
     async (request, reply) => {
-      const view = await service.view(request.params.id);
+      const view = await service.view(request.params.id, {
+        ip: request.ip,
+        userAgent: request.headers['user-agent'] ?? null,
+        referer: request.headers.referer ?? null,
+      });
       const nonce = newNonce();
       const self = authenticationUrl(publicUrl, request.params.id);
       return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
@@ -93,6 +124,8 @@ export function registerAuthenticationRoutes(
       schema: {
         tags: ['Payments'],
         summary: 'Customer choice on the sandbox page (browser)',
+        description:
+          '`choice`: success, failure, cancel, pending_success, pending_failure or late_success (docs/payments.md, "Sandbox outcomes").',
         security: [],
         params: IdParams,
         body: ChoiceBody,
@@ -106,5 +139,54 @@ export function registerAuthenticationRoutes(
       const self = authenticationUrl(publicUrl, request.params.id);
       return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
     },
+  );
+}
+
+/** The browser back from a provider: GET or POST, whatever fields the provider sends. */
+export function registerCallbackRoutes(app: App, returns: ProviderReturns, publicUrl: string): void {
+  const publicOrigin = new URL(publicUrl).origin;
+  const schema = {
+    tags: ['Payments'],
+    summary: "The provider's return (browser)",
+    description:
+      'A payment provider sends the customer’s browser back here. Kosh verifies what arrived, asks the provider when in doubt, records the outcome, and sends the browser on to the merchant’s return_url with the signed POST.',
+    security: [],
+    params: IdParams,
+  };
+  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const { id } = request.params as { id: string };
+    const view = await returns.callback(id, {
+      method: request.method === 'POST' ? 'POST' : 'GET',
+      query: (request.query ?? {}) as Record<string, unknown>,
+      body: (request.body && typeof request.body === 'object' ? request.body : {}) as Record<string, unknown>,
+    });
+    const nonce = newNonce();
+    const self = authenticationUrl(publicUrl, id);
+    return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
+  };
+  const errorHandler = pageErrorHandler(publicOrigin);
+  app.get(
+    '/v1/payments/:id/callback/',
+    {
+      config: { auth: 'none', providerFields: true },
+      errorHandler,
+      schema: { ...schema, querystring: ProviderReturnFields, produces: ['text/html'] },
+    },
+    handle,
+  );
+  app.post(
+    '/v1/payments/:id/callback/',
+    {
+      config: { auth: 'none', providerFields: true },
+      errorHandler,
+      schema: {
+        ...schema,
+        querystring: ProviderReturnFields,
+        body: ProviderReturnFields,
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        produces: ['text/html'],
+      },
+    },
+    handle,
   );
 }

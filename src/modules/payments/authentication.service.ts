@@ -1,57 +1,74 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { ConnectorRegistry, CustomerChoice } from '../../connectors/connector.js';
+import type { Logger } from 'pino';
+import type { BrowserDetails, NextStep } from '../../connectors/connector.js';
+import type { ConnectorDirectory } from '../../connectors/directory.js';
+import type { SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import type { PaymentInitiation } from './payment-initiation.js';
 import { expiryFailure, isExpired } from './payments.expiry.js';
+import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
 import type { PaymentsService } from './payments.service.js';
 import type { PaymentStates } from './payments.states.js';
 import { signReturn } from './return-signature.js';
+import { nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
 
 export type AuthenticationView =
-  /** The simulated bank or wallet page with its Success, Failure and Cancel choices. */
+  /** The simulated bank or wallet page with its choices (test mode). */
   | { kind: 'choose'; payment: PaymentRow; merchantName: string; token: string }
+  /** The provider's own page: a GET to it, or an auto-submitting POST of its fields. */
+  | { kind: 'provider'; payment: PaymentRow; next: Extract<NextStep, { kind: 'redirect' | 'form' }> }
   /** The auto-submitting POST back to the merchant's return_url. */
   | { kind: 'return'; payment: PaymentRow; signature: string }
   /** A used or replaced token: nothing changed; the customer reloads the page. */
-  | { kind: 'stale'; payment: PaymentRow };
+  | { kind: 'stale'; payment: PaymentRow }
+  /** The provider cannot be reached right now: nothing changed; the customer tries again. */
+  | { kind: 'unavailable'; payment: PaymentRow };
 
 function hashToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
 /**
- * The browser-facing half of a payment. It holds no API key: the payment id in the path finds the
- * payment, and a single-use token (stored only as a hash) binds a choice to the page that offered it.
+ * The browser-facing half of a payment before the provider: Kosh's authentication URL sends the
+ * browser to the provider's step, or shows the sandbox bank page. It holds no API key: the payment
+ * id in the path finds the payment, and a single-use token (stored only as a hash) binds a sandbox
+ * choice to the page that offered it.
  */
 export function createAuthenticationService(deps: {
   db: Db;
   repo: PaymentsRepo;
   states: PaymentStates;
+  initiation: PaymentInitiation;
   payments: PaymentsService;
   accounts: AccountsService;
-  connectors: ConnectorRegistry;
+  connectors: ConnectorDirectory;
   clock: Clock;
-  expirySeconds: number;
+  deadlines: PaymentDeadlines;
+  publicUrl: string;
+  log: Logger;
 }) {
-  const { db, repo, states, payments, accounts, connectors, clock, expirySeconds } = deps;
+  const { db, repo, states, initiation, payments, accounts, connectors, clock, deadlines, publicUrl, log } =
+    deps;
 
   async function load(paymentId: string): Promise<PaymentRow> {
     let payment = await repo.findById(db, paymentId);
     if (!payment) throw notFound('payment', paymentId);
-    // Past its expiry the page must not take a choice, even before the sweep has come by.
-    if (payment.status === 'created' && isExpired(payment.created_at, clock.now(), expirySeconds)) {
+    // Past its expiry the page must not take a choice, even before the sweep has come by. A payment
+    // the provider may hold is left to the reconciler, which asks once more before expiring it.
+    if (
+      payment.status === 'created' &&
+      payment.next_sync_at === null &&
+      isExpired(payment.created_at, clock.now(), deadlines.expirySeconds)
+    ) {
       const stale = payment;
       const expired = await db.transaction((tx) =>
-        states.move(tx, stale, 'expired', expiryFailure(expirySeconds)),
+        states.move(tx, stale, 'expired', expiryFailure(deadlines.expirySeconds)),
       );
       payment = expired ?? (await repo.findById(db, paymentId)) ?? payment;
-    }
-    // Only the sandbox has a Kosh-rendered bank page; a live connector's page is the bank's own.
-    if (payment.connector !== 'sandbox') {
-      throw new KoshError('connector_unavailable', 'This payment is authenticated at its bank, not here.');
     }
     return payment;
   }
@@ -65,44 +82,77 @@ export function createAuthenticationService(deps: {
     };
   }
 
+  async function sandboxPage(payment: PaymentRow): Promise<AuthenticationView> {
+    const token = randomBytes(32).toString('base64url');
+    if (!(await repo.setTokenHash(db, payment.id, hashToken(token)))) {
+      return returnView((await repo.findById(db, payment.id)) ?? payment);
+    }
+    const account = await accounts.getAccount(payment.account_id);
+    return { kind: 'choose', payment, merchantName: account.name, token };
+  }
+
   return {
-    /** GET: offers the choices while the payment waits for its customer; afterwards sends the browser back. */
-    async view(paymentId: string): Promise<AuthenticationView> {
-      const payment = await load(paymentId);
+    returnView,
+
+    /**
+     * GET: sends the browser on to the payment's step while it waits for its customer (starting the
+     * payment at the provider first when that has not happened yet); afterwards sends it back.
+     */
+    async view(paymentId: string, browser: BrowserDetails): Promise<AuthenticationView> {
+      let payment = await load(paymentId);
       if (payment.status !== 'created') return returnView(payment);
-      const token = randomBytes(32).toString('base64url');
-      if (!(await repo.setTokenHash(db, payment.id, hashToken(token)))) {
-        return returnView((await repo.findById(db, payment.id)) ?? payment);
+      const connector = await connectors.forPayment(payment);
+      // The provider's answer to the start was lost (a timeout): ask it again; the reference is
+      // Kosh's payment id, so the provider never holds two payments for it.
+      if (!payment.provider_next) payment = await initiation.start(payment, connector);
+      if (payment.provider_next?.kind === 'browser') {
+        payment = await initiation.continueInBrowser(payment, connector, browser);
       }
-      const account = await accounts.getAccount(payment.account_id);
-      return { kind: 'choose', payment, merchantName: account.name, token };
+      if (payment.status !== 'created') return returnView(payment);
+      const next = payment.provider_next;
+      if (next?.kind === 'sandbox') return sandboxPage(payment);
+      if (next?.kind === 'redirect' || next?.kind === 'form') return { kind: 'provider', payment, next };
+      return { kind: 'unavailable', payment };
     },
 
-    /** POST: uses the token up, moves created → pending, asks the connector, records the outcome. */
-    async choose(paymentId: string, token: string, choice: CustomerChoice): Promise<AuthenticationView> {
+    /**
+     * POST of the sandbox page: uses the token up and moves created → pending with the customer's
+     * choice, in one transaction. Once that is committed the outcome cannot be lost: the simulated
+     * bank's answer is a function of the recorded choice, asked now and, should anything fail from
+     * here on, by the reconciler.
+     */
+    async choose(paymentId: string, token: string, choice: SandboxChoice): Promise<AuthenticationView> {
       const payment = await load(paymentId);
       if (payment.status !== 'created') return returnView(payment);
+      if (payment.provider_next?.kind !== 'sandbox') {
+        throw new KoshError('state_conflict', 'This payment is authenticated at its provider, not here.');
+      }
+      const now = clock.now();
+      const firstAsk = nextSyncAt({ ...payment, status: 'pending', pending_at: now }, 0, now, deadlines);
       const pending = await db.transaction((tx) =>
-        states.move(tx, payment, 'customer_acted', { tokenHash: hashToken(token) }),
+        states.move(tx, payment, 'customer_acted', {
+          tokenHash: hashToken(token),
+          providerData: { choice },
+          nextSyncAt: firstAsk,
+        }),
       );
       if (!pending) {
         const current = (await repo.findById(db, payment.id)) ?? payment;
         return current.status === 'created' ? { kind: 'stale', payment: current } : returnView(current);
       }
-      const connector = connectors.byName(pending.connector);
-      const outcome = await connector.authenticate(
-        {
-          id: pending.id,
-          mode: pending.mode,
-          amount: Number(pending.amount),
-          currency: pending.currency,
-          method: pending.method,
-          code: pending.bank ?? pending.wallet ?? '',
-        },
-        choice,
-      );
-      const settled = outcome.status === 'pending' ? undefined : await states.settle(pending, outcome);
-      return returnView(settled ?? (await repo.findById(db, pending.id)) ?? pending);
+      try {
+        const connector = await connectors.forPayment(pending);
+        const answer = await connector.status(toConnectorPayment(pending, publicUrl));
+        await states.apply(pending.id, answer, { asked: false });
+      } catch (error) {
+        // The choice is recorded; the reconciler reaches the same outcome. The customer goes back
+        // to the merchant with the payment as it stands (pending).
+        log.warn(
+          { err: error, payment_id: pending.id },
+          'recording the sandbox outcome failed; the reconciler will',
+        );
+      }
+      return returnView((await repo.findById(db, pending.id)) ?? pending);
     },
   };
 }

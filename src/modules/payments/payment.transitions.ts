@@ -8,14 +8,16 @@ export type PaymentStatus = 'created' | 'pending' | 'captured' | 'failed';
 export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'pending', 'captured', 'failed'];
 
 export type PaymentTrigger =
-  /** The customer made a choice on the bank or wallet page: the outcome is now being decided. */
+  /** The customer acted at the bank or wallet: the outcome is now being decided. */
   | 'customer_acted'
-  /** The bank or wallet authorised the payment. */
+  /** The bank or wallet authorised the payment (the money is taken). */
   | 'authorised'
   /** The bank or wallet declined, the customer cancelled, or the order was paid by another payment. */
   | 'declined'
   /** Nobody touched the payment within the expiry time. */
   | 'expired'
+  /** The bank gave no answer within the pending timeout. */
+  | 'timed_out'
   /** An authorisation that arrived after the payment had failed; taken only while the order is unpaid. */
   | 'late_authorisation';
 export const PAYMENT_TRIGGERS: readonly PaymentTrigger[] = [
@@ -23,6 +25,7 @@ export const PAYMENT_TRIGGERS: readonly PaymentTrigger[] = [
   'authorised',
   'declined',
   'expired',
+  'timed_out',
   'late_authorisation',
 ];
 
@@ -38,9 +41,13 @@ export interface PaymentTransition {
 
 export const PAYMENT_TRANSITIONS: readonly PaymentTransition[] = [
   { from: 'created', on: 'customer_acted', to: 'pending', event: 'payment.pending', capturesOrder: false },
+  // A provider's answer can arrive before Kosh saw the customer act (its webhook, its return).
+  { from: 'created', on: 'authorised', to: 'captured', event: 'payment.captured', capturesOrder: true },
+  { from: 'created', on: 'declined', to: 'failed', event: 'payment.failed', capturesOrder: false },
+  { from: 'created', on: 'expired', to: 'failed', event: 'payment.failed', capturesOrder: false },
   { from: 'pending', on: 'authorised', to: 'captured', event: 'payment.captured', capturesOrder: true },
   { from: 'pending', on: 'declined', to: 'failed', event: 'payment.failed', capturesOrder: false },
-  { from: 'created', on: 'expired', to: 'failed', event: 'payment.failed', capturesOrder: false },
+  { from: 'pending', on: 'timed_out', to: 'failed', event: 'payment.failed', capturesOrder: false },
   {
     from: 'failed',
     on: 'late_authorisation',

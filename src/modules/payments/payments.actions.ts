@@ -1,4 +1,3 @@
-import type { ConnectorAction } from '../../connectors/connector.js';
 import { escapeHtml, hiddenInputs } from './html.js';
 import type { Action } from './payments.schemas.js';
 
@@ -13,12 +12,12 @@ export function authenticationUrl(publicUrl: string, paymentId: string): string 
  * button inside <noscript> is the fallback.
  */
 export function buildAction(
-  connectorAction: ConnectorAction,
+  action: 'html_form' | 'redirect',
   payment: { id: string; method: 'netbanking' | 'wallet'; code: string },
   publicUrl: string,
 ): Action {
   const url = authenticationUrl(publicUrl, payment.id);
-  if (connectorAction.action === 'redirect') return { action: 'redirect', url };
+  if (action === 'redirect') return { action: 'redirect', url };
   const fields: Record<string, string> =
     payment.method === 'netbanking'
       ? { paymentMode: 'NET_BANKING', bankCode: payment.code }

@@ -1,3 +1,4 @@
+import type { ConnectorPayment } from '../../connectors/connector.js';
 import { unixSeconds } from '../../domain/clock.js';
 import type { PaymentRow } from './payments.repo.js';
 import type { Payment } from './payments.schemas.js';
@@ -28,6 +29,59 @@ export function toPayment(row: PaymentRow): Payment {
     created_at: unixSeconds(row.created_at),
     updated_at: unixSeconds(row.updated_at),
     captured_at: row.captured_at ? unixSeconds(row.captured_at) : null,
+    authorised_at: row.authorised_at ? unixSeconds(row.authorised_at) : null,
+    bank_reference: row.bank_reference,
+    fee: row.fee === null ? null : Number(row.fee),
+    tax: row.tax === null ? null : Number(row.tax),
+  };
+}
+
+/** `{publicUrl}/v1/payments/<id>/callback/`: where a provider sends the customer's browser back. */
+export function callbackUrl(publicUrl: string, paymentId: string): string {
+  return `${publicUrl}/v1/payments/${encodeURIComponent(paymentId)}/callback/`;
+}
+
+export type ConnectorFacts = Pick<
+  PaymentRow,
+  | 'id'
+  | 'mode'
+  | 'order_id'
+  | 'amount'
+  | 'currency'
+  | 'method'
+  | 'bank'
+  | 'wallet'
+  | 'name'
+  | 'email'
+  | 'contact'
+  | 'description'
+  | 'created_at'
+  | 'provider_reference'
+  | 'provider_status'
+  | 'provider_data'
+  | 'pending_at'
+>;
+
+/** The payment as a connector sees it: the facts of the row and what the provider said before. */
+export function toConnectorPayment(row: ConnectorFacts, publicUrl: string): ConnectorPayment {
+  return {
+    id: row.id,
+    mode: row.mode,
+    orderId: row.order_id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    method: row.method,
+    code: row.bank ?? row.wallet ?? '',
+    customer: { name: row.name, email: row.email, contact: row.contact },
+    description: row.description,
+    createdAt: row.created_at,
+    callbackUrl: callbackUrl(publicUrl, row.id),
+    provider: {
+      reference: row.provider_reference,
+      status: row.provider_status,
+      data: row.provider_data,
+      pendingAt: row.pending_at,
+    },
   };
 }
 

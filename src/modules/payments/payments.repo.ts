@@ -1,3 +1,4 @@
+import type { NextStep } from '../../connectors/connector.js';
 import type { PreparedStatement, Queryable } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/principal.js';
@@ -22,15 +23,40 @@ export interface PaymentRow {
   metadata: Record<string, unknown>;
   return_url: string;
   connector: string;
+  connector_account_id: string | null;
+  provider_reference: string | null;
+  provider_status: string | null;
+  provider_next: NextStep | null;
+  provider_data: Record<string, unknown>;
+  bank_reference: string | null;
+  fee: string | null;
+  tax: string | null;
   error_code: string | null;
   error_reason: string | null;
   created_at: Date;
   updated_at: Date;
   captured_at: Date | null;
+  pending_at: Date | null;
+  authorised_at: Date | null;
+  refund_due: boolean;
+  sync_attempts: number;
+  next_sync_at: Date | null;
 }
 
 const COLUMNS = `id, account_id, mode, order_id, amount, currency, status, method, bank, wallet, instrument_name,
-  email, contact, name, description, metadata, return_url, connector, error_code, error_reason, created_at, updated_at, captured_at`;
+  email, contact, name, description, metadata, return_url, connector, connector_account_id, provider_reference,
+  provider_status, provider_next, provider_data, bank_reference, fee, tax, error_code, error_reason, created_at,
+  updated_at, captured_at, pending_at, authorised_at, refund_due, sync_attempts, next_sync_at`;
+
+/** What the provider answered when the payment started (`initiate`), stored with it. */
+export interface Initiation {
+  reference: string | null;
+  rawStatus: string | null;
+  next: NextStep | null;
+  data: Record<string, unknown>;
+  /** When to ask the provider about it, or null when there is nothing to ask. */
+  nextSyncAt: Date | null;
+}
 
 export interface NewPayment {
   id: string;
@@ -50,7 +76,10 @@ export interface NewPayment {
   metadata: object;
   returnUrl: string;
   connector: string;
+  connectorAccountId: string | null;
   createdAt: Date;
+  /** Known before the insert only for a connector that never leaves the process (the sandbox). */
+  initiation: Initiation | null;
 }
 
 /** What the order looked like when a payment tried to start on it; `started` says whether it did. */
@@ -59,6 +88,8 @@ export interface StartResult {
   amount: string;
   currency: string;
   started: boolean;
+  /** A payment with this id existed already (a resumed Idempotency-Key request): nothing was written. */
+  existed: boolean;
 }
 
 /**
@@ -66,22 +97,26 @@ export interface StartResult {
  * the payment only if the order may take it (status among `$19`, same amount and currency), and
  * move the order to `$20` with the payment's return URL and bank details. The order row is locked
  * before anything is written, so a capture on the same order cannot interleave. When nothing was
- * inserted the row still says why (not found, paid, another amount or currency). The update names
- * the order by \`$4\`, not by a join on the inserted row: the planner cannot see through a join
- * on a data-modifying CTE and would scan every order of the account.
+ * inserted the row still says why (not found, paid, another amount or currency, or a payment of
+ * this id exists already). The update names the order by \`$4\`, not by a join on the inserted
+ * row: the planner cannot see through a join on a data-modifying CTE and would scan every order
+ * of the account.
  */
 const START: PreparedStatement = {
-  name: 'payments_start',
+  name: 'payments_start_v2',
   text: `WITH target AS (
            SELECT status, amount, currency FROM orders
             WHERE id = $4 AND account_id = $2 AND mode = $3
             FOR UPDATE
          ), payment AS (
            INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
-             instrument_name, email, contact, name, description, metadata, return_url, connector, created_at, updated_at)
-           SELECT $1, $2, $3, $4, $5, $6, 'created', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18
+             instrument_name, email, contact, name, description, metadata, return_url, connector, created_at, updated_at,
+             connector_account_id, provider_reference, provider_status, provider_next, provider_data, next_sync_at)
+           SELECT $1, $2, $3, $4, $5, $6, 'created', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18,
+                  $22, $23, $24, $25, $26, $27
              FROM target
             WHERE target.status = ANY ($19::text[]) AND target.amount = $5::bigint AND target.currency = $6::text
+           ON CONFLICT (id) DO NOTHING
            RETURNING id
          ), moved AS (
            UPDATE orders SET status = $20, return_url = $16, bank_details = $21, updated_at = $18
@@ -90,8 +125,36 @@ const START: PreparedStatement = {
               AND orders.status = ANY ($19::text[])
            RETURNING orders.id
          )
-         SELECT status, amount, currency, EXISTS (SELECT 1 FROM moved) AS started FROM target`,
+         SELECT status, amount, currency, EXISTS (SELECT 1 FROM moved) AS started,
+                EXISTS (SELECT 1 FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3) AS existed
+           FROM target`,
 };
+
+/** The fields a status change may write besides the status itself. */
+export interface StatusChange {
+  id: string;
+  from: PaymentStatus;
+  to: PaymentStatus;
+  errorCode: string | null;
+  errorReason: string | null;
+  at: Date;
+  /** The authentication page's single-use token: must match, and is used up. */
+  tokenHash?: Buffer;
+  /** Merged into provider_data (the sandbox's recorded choice). */
+  providerData?: Record<string, unknown>;
+  /** Sets next_sync_at (null: nothing left to ask); left as it is when undefined. */
+  nextSyncAt?: Date | null;
+}
+
+/** What the provider said about a payment, recorded whatever its state (the reconciler's notes). */
+export interface ProviderFacts {
+  rawStatus?: string | null;
+  reference?: string | null;
+  bankReference?: string | null;
+  fee?: number | null;
+  tax?: number | null;
+  data?: Record<string, unknown>;
+}
 
 export function createPaymentsRepo() {
   return {
@@ -104,6 +167,7 @@ export function createPaymentsRepo() {
       p: NewPayment,
       order: { from: readonly string[]; to: string; bankDetails: object },
     ): Promise<StartResult | undefined> {
+      const initiation = p.initiation;
       const [row] = await db.query<StartResult>(START, [
         p.id,
         p.accountId,
@@ -126,7 +190,42 @@ export function createPaymentsRepo() {
         order.from,
         order.to,
         order.bankDetails,
+        p.connectorAccountId,
+        initiation?.reference ?? null,
+        initiation?.rawStatus ?? null,
+        initiation?.next ?? null,
+        initiation?.data ?? {},
+        initiation?.nextSyncAt ?? null,
       ]);
+      return row;
+    },
+
+    /**
+     * Records what the provider answered when asked to start the payment, while the payment still
+     * waits for its customer. Undefined when it moved on meanwhile (a webhook got there first).
+     */
+    async recordInitiation(
+      db: Queryable,
+      id: string,
+      initiation: Initiation,
+      at: Date,
+    ): Promise<PaymentRow | undefined> {
+      const [row] = await db.query<PaymentRow>(
+        `UPDATE payments
+            SET provider_reference = coalesce($2, provider_reference), provider_status = coalesce($3, provider_status),
+                provider_next = $4, provider_data = provider_data || $5::jsonb, next_sync_at = $6, updated_at = $7
+          WHERE id = $1 AND status = 'created'
+          RETURNING ${COLUMNS}`,
+        [
+          id,
+          initiation.reference,
+          initiation.rawStatus,
+          initiation.next,
+          initiation.data,
+          initiation.nextSyncAt,
+          at,
+        ],
+      );
       return row;
     },
 
@@ -139,9 +238,15 @@ export function createPaymentsRepo() {
       return row;
     },
 
-    /** By id alone: the browser-facing authentication page holds the payment id, not an API key. */
-    async findById(db: Queryable, id: string): Promise<PaymentRow | undefined> {
-      const [row] = await db.query<PaymentRow>(`SELECT ${COLUMNS} FROM payments WHERE id = $1`, [id]);
+    /**
+     * By id alone: the browser-facing pages and the reconciler hold the payment id, not an API key.
+     * `lock` takes the row lock, so that outcomes applied at once (a webhook and a return) take turns.
+     */
+    async findById(db: Queryable, id: string, lock = false): Promise<PaymentRow | undefined> {
+      const [row] = await db.query<PaymentRow>(
+        `SELECT ${COLUMNS} FROM payments WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+        [id],
+      );
       return row;
     },
 
@@ -164,23 +269,16 @@ export function createPaymentsRepo() {
      * The one status write: compare-and-set on `from`. `tokenHash`, when given, must match the stored
      * authentication token, which is cleared by the same update (so it works once).
      */
-    async changeStatus(
-      tx: Queryable,
-      change: {
-        id: string;
-        from: PaymentStatus;
-        to: PaymentStatus;
-        errorCode: string | null;
-        errorReason: string | null;
-        at: Date;
-        tokenHash?: Buffer;
-      },
-    ): Promise<PaymentRow | undefined> {
+    async changeStatus(tx: Queryable, change: StatusChange): Promise<PaymentRow | undefined> {
       const [row] = await tx.query<PaymentRow>(
         `UPDATE payments
             SET status = $3, error_code = $4, error_reason = $5, updated_at = $6,
                 captured_at = CASE WHEN $3 = 'captured' THEN $6 ELSE captured_at END,
-                auth_token_hash = CASE WHEN $7::bytea IS NULL THEN auth_token_hash ELSE NULL END
+                authorised_at = CASE WHEN $3 = 'captured' THEN coalesce(authorised_at, $6) ELSE authorised_at END,
+                pending_at = CASE WHEN $3 = 'pending' THEN $6 ELSE pending_at END,
+                auth_token_hash = CASE WHEN $7::bytea IS NULL THEN auth_token_hash ELSE NULL END,
+                provider_data = provider_data || $8::jsonb,
+                next_sync_at = CASE WHEN $9::boolean THEN $10::timestamptz ELSE next_sync_at END
           WHERE id = $1 AND status = $2 AND ($7::bytea IS NULL OR auth_token_hash = $7)
           RETURNING ${COLUMNS}`,
         [
@@ -191,7 +289,67 @@ export function createPaymentsRepo() {
           change.errorReason,
           change.at,
           change.tokenHash ?? null,
+          change.providerData ?? {},
+          change.nextSyncAt !== undefined,
+          change.nextSyncAt ?? null,
         ],
+      );
+      return row;
+    },
+
+    /**
+     * Records what the provider said and when to ask next, whatever the state; `status` is the
+     * state the caller saw (compare-and-set), so a note never lands on a payment that moved since.
+     */
+    async recordProviderFacts(
+      tx: Queryable,
+      id: string,
+      status: PaymentStatus,
+      facts: ProviderFacts,
+      schedule: { nextSyncAt: Date | null; asked: boolean },
+      at: Date,
+    ): Promise<PaymentRow | undefined> {
+      const [row] = await tx.query<PaymentRow>(
+        `UPDATE payments
+            SET provider_status = coalesce($3, provider_status), provider_reference = coalesce($4, provider_reference),
+                bank_reference = coalesce($5, bank_reference), fee = coalesce($6, fee), tax = coalesce($7, tax),
+                provider_data = provider_data || $8::jsonb, next_sync_at = $9,
+                sync_attempts = sync_attempts + CASE WHEN $10::boolean THEN 1 ELSE 0 END, updated_at = $11
+          WHERE id = $1 AND status = $2
+          RETURNING ${COLUMNS}`,
+        [
+          id,
+          status,
+          facts.rawStatus ?? null,
+          facts.reference ?? null,
+          facts.bankReference ?? null,
+          facts.fee ?? null,
+          facts.tax ?? null,
+          facts.data ?? {},
+          schedule.nextSyncAt,
+          schedule.asked,
+          at,
+        ],
+      );
+      return row;
+    },
+
+    /**
+     * A failed payment the bank authorised after all, whose order another payment had paid: it stays
+     * failed, and the authorisation and the money owed back are recorded (once).
+     */
+    async recordRefusedAuthorisation(
+      tx: Queryable,
+      id: string,
+      failure: { errorCode: string; errorReason: string },
+      at: Date,
+    ): Promise<PaymentRow | undefined> {
+      const [row] = await tx.query<PaymentRow>(
+        `UPDATE payments
+            SET authorised_at = $4, refund_due = true, error_code = $2, error_reason = $3, updated_at = $4
+          WHERE id = $1 AND status = 'failed' AND NOT refund_due
+          RETURNING ${COLUMNS}`,
+        [id, failure.errorCode, failure.errorReason, at],
       );
       return row;
     },
@@ -205,15 +363,44 @@ export function createPaymentsRepo() {
       return rows.length === 1;
     },
 
-    /** Claims a batch of untouched payments older than `cutoff`; other sweepers skip the locked rows. */
+    /**
+     * Claims a batch of untouched payments older than `cutoff` that nobody needs to be asked about
+     * (the others are expired by the reconciler, after asking); other sweepers skip the locked rows.
+     */
     async claimExpired(tx: Queryable, cutoff: Date, limit: number): Promise<PaymentRow[]> {
       return tx.query<PaymentRow>(
         `SELECT ${COLUMNS} FROM payments
-          WHERE status = 'created' AND created_at < $1
+          WHERE status = 'created' AND next_sync_at IS NULL AND created_at < $1
           ORDER BY created_at LIMIT $2
           FOR UPDATE SKIP LOCKED`,
         [cutoff, limit],
       );
+    },
+
+    /**
+     * Claims a batch of payments due to be asked about, and moves their next time on by `leaseUntil`
+     * in the same statement (committed on its own): another process skips them meanwhile, and one
+     * that dies while asking leaves them to be claimed again when the lease ends.
+     */
+    async claimDueForSync(db: Queryable, now: Date, leaseUntil: Date, limit: number): Promise<PaymentRow[]> {
+      return db.query<PaymentRow>(
+        `UPDATE payments SET next_sync_at = $2
+          WHERE id IN (
+            SELECT id FROM payments WHERE next_sync_at <= $1 ORDER BY next_sync_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+          RETURNING ${COLUMNS}`,
+        [now, leaseUntil, limit],
+      );
+    },
+
+    /** Asks about the payment at once (an unverified provider webhook named it). */
+    async syncSoon(db: Queryable, id: string, at: Date): Promise<boolean> {
+      const rows = await db.query(
+        `UPDATE payments SET next_sync_at = $2
+          WHERE id = $1 AND (next_sync_at > $2 OR (next_sync_at IS NULL AND status IN ('created', 'pending')))
+          RETURNING id`,
+        [id, at],
+      );
+      return rows.length === 1;
     },
 
     async returnSigningSecret(db: Queryable, accountId: string, mode: Mode, fresh: string): Promise<string> {

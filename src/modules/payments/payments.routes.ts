@@ -15,7 +15,8 @@ export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsServ
   app.post(
     '/v1/payments/create/s2s/',
     {
-      config: { auth: 'merchant' },
+      // The payment is recorded, then the provider is called: never inside a transaction.
+      config: { auth: 'merchant', idempotency: 'phased' },
       schema: {
         tags: ['Payments'],
         summary: 'Create an S2S net banking or wallet payment',
@@ -26,7 +27,7 @@ export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsServ
         response: { 200: CreatePaymentResponse, ...errorResponses(400, 403, 404, 409, 415, 503) },
       },
     },
-    async (request) => payments(request).create(principalOf(request), request.body),
+    async (request) => payments(request).create(principalOf(request), request.body, { ids: request.ids }),
   );
 
   app.get(

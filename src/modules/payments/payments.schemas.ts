@@ -78,12 +78,24 @@ export const Payment = Type.Object({
   // serializer would silently drop them (as the order schema notes).
   metadata: Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true }),
   error_code: Nullable(
-    Type.String({ description: 'payment_declined, payment_cancelled, payment_expired, …' }),
+    Type.String({
+      description:
+        'payment_declined, payment_cancelled, payment_expired, payment_timed_out, order_already_paid, …',
+    }),
   ),
   error_reason: Nullable(Type.String()),
   created_at: Type.Integer({ description: 'Unix time in seconds' }),
   updated_at: Type.Integer({ description: 'Unix time in seconds' }),
   captured_at: Type.Union([Type.Integer(), Type.Null()]),
+  authorised_at: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      'When the bank authorised the money; on a failed payment (`order_already_paid`) it means the money goes back to the customer.',
+  }),
+  bank_reference: Nullable(Type.String({ description: "The bank's reference for the transfer, when known" })),
+  fee: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The provider's fee in sub-units, when given",
+  }),
+  tax: Type.Union([Type.Integer(), Type.Null()], { description: 'Tax on the fee in sub-units, when given' }),
 });
 export type Payment = Static<typeof Payment>;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Connector, ConnectorRegistry } from '../../connectors/connector.js';
+import type { BoundConnector, ConnectorDirectory } from '../../connectors/directory.js';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
@@ -10,9 +10,10 @@ import type { MethodsService } from '../methods/methods.service.js';
 import type { OrderRow } from '../orders/orders.repo.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { ORDER_PAYMENT_STARTED } from './payment.transitions.js';
+import { actionOf, type MerchantAction, type PaymentInitiation } from './payment-initiation.js';
 import { buildAction } from './payments.actions.js';
-import { bankDetailsOf, toPayment } from './payments.model.js';
-import type { PaymentsRepo } from './payments.repo.js';
+import { bankDetailsOf, type ConnectorFacts, toConnectorPayment, toPayment } from './payments.model.js';
+import type { NewPayment, PaymentsRepo } from './payments.repo.js';
 import type { Action, CreatePaymentBody, Payment } from './payments.schemas.js';
 import { canonicalKey, checkPaymentFields } from './payments.validation.js';
 
@@ -43,6 +44,37 @@ function refuseOrder(
   }
 }
 
+/** A payment not yet written, as a connector that answers before the insert sees it. */
+function factsOf(payment: NewPayment): ConnectorFacts {
+  return {
+    id: payment.id,
+    mode: payment.mode,
+    order_id: payment.orderId,
+    amount: String(payment.amount),
+    currency: payment.currency,
+    method: payment.method,
+    bank: payment.bank,
+    wallet: payment.wallet,
+    name: payment.name,
+    email: payment.email,
+    contact: payment.contact,
+    description: payment.description,
+    created_at: payment.createdAt,
+    provider_reference: null,
+    provider_status: null,
+    provider_data: {},
+    pending_at: null,
+  };
+}
+
+export interface CreatePaymentOptions {
+  /**
+   * The ids to create the payment with: a keyed request's seeded ids, so that a retry after a crash
+   * finds the payment the dead attempt committed and carries on from it (docs/idempotency.md).
+   */
+  ids?: IdGenerator;
+}
+
 export function createPaymentsService(deps: {
   db: Db;
   repo: PaymentsRepo;
@@ -50,20 +82,24 @@ export function createPaymentsService(deps: {
   clock: Clock;
   orders: OrdersService;
   methods: MethodsService;
-  connectors: ConnectorRegistry;
+  connectors: ConnectorDirectory;
+  /** How a connector's answer to `initiate` is recorded and what it implies (the payment states). */
+  initiation: PaymentInitiation;
   publicUrl: string;
 }) {
-  const { db, repo, ids, clock, orders, methods, connectors, publicUrl } = deps;
+  const { db, repo, ids, clock, orders, methods, connectors, initiation, publicUrl } = deps;
 
   return {
     /**
-     * Seed §4.2/§4.3: checks everything, records the payment, answers how the browser continues.
-     * The order is read, locked, checked and moved in the same single statement that inserts the
-     * payment; the order's own errors are worked out from what that statement saw.
+     * Seed §4.2/§4.3: checks everything, records the payment (the intent, committed before any
+     * connector call), asks the connector to start it, records the answer, and answers how the
+     * browser continues. The order is read, locked, checked and moved in the same single statement
+     * that inserts the payment; the order's own errors are worked out from what that statement saw.
      */
     async create(
       principal: Principal,
       input: CreatePaymentBody,
+      options: CreatePaymentOptions = {},
     ): Promise<{ payment_id: string; next: Action[] }> {
       const { accountId, mode } = principal;
       checkPaymentFields(input, mode);
@@ -73,9 +109,9 @@ export function createPaymentsService(deps: {
         refuseOrder(input, await orders.findForPayment(db, accountId, mode, input.order_id, false));
         throw error;
       };
-      let connector: Connector;
+      let bound: BoundConnector;
       try {
-        connector = connectors.forMode(mode);
+        bound = await connectors.forNewPayment({ accountId, mode });
       } catch (error) {
         if (error instanceof KoshError) return refuseWithOrderFirst(error);
         throw error;
@@ -94,16 +130,9 @@ export function createPaymentsService(deps: {
         );
       }
 
-      const id = ids.next('pay');
-      const action = await connector.initiate({
-        id,
-        mode,
-        amount: input.amount,
-        currency: input.currency,
-        method: input.method,
-        code: key,
-      });
-      const payment = {
+      const id = (options.ids ?? ids).next('pay');
+      const now = clock.now();
+      const payment: NewPayment = {
         id,
         accountId,
         mode,
@@ -120,22 +149,36 @@ export function createPaymentsService(deps: {
         description: input.description ?? null,
         metadata: input.metadata ?? {},
         returnUrl: input.return_url,
-        connector: connector.name,
-        createdAt: clock.now(),
+        connector: bound.connector.name,
+        connectorAccountId: bound.connectorAccountId,
+        createdAt: now,
+        initiation: null,
       };
+      // A connector that never leaves the process answers before the insert, into the same statement.
+      if (bound.connector.local) {
+        const answer = await bound.connector.initiate(toConnectorPayment(factsOf(payment), publicUrl));
+        if (answer.outcome === 'started') payment.initiation = initiation.fromResult(answer, now, now);
+      }
       const result = await repo.start(db, payment, {
         ...ORDER_PAYMENT_STARTED,
         bankDetails: bankDetailsOf({ ...payment, instrument_name: payment.instrumentName }),
       });
-      if (!result?.started) {
+      if (!result?.started && !result?.existed) {
         refuseOrder(input, result);
         // The order may take payments but was not moved: only a concurrent change explains that.
         throw new KoshError('state_conflict', `Order ${input.order_id} changed; try again.`);
       }
-      return {
+      // The intent is committed (or, for a resumed keyed request, was committed by the attempt that
+      // died): now the provider may be called, outside any transaction.
+      const respond = (action: MerchantAction) => ({
         payment_id: id,
         next: [buildAction(action, { id, method: input.method, code: key }, publicUrl)],
-      };
+      });
+      if (result.started && payment.initiation)
+        return respond(actionOf({ provider_data: payment.initiation.data }));
+      const row = await repo.find(db, accountId, mode, id);
+      if (!row) throw new KoshError('state_conflict', `Payment ${id} was not recorded; try again.`);
+      return respond(actionOf(await initiation.start(row, bound.connector)));
     },
 
     async get(principal: Principal, id: string): Promise<Payment> {

@@ -1,3 +1,4 @@
+import type { StatusResult } from '../../connectors/connector.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { isUniqueViolation } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
@@ -8,24 +9,36 @@ import type { OrdersService } from '../orders/orders.service.js';
 import { toOrder } from '../orders/orders.service.js';
 import { orderTransition, type PaymentTrigger, paymentTransition } from './payment.transitions.js';
 import { bankDetailsOf, toPayment } from './payments.model.js';
-import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
+import type { PaymentRow, PaymentsRepo, StatusChange } from './payments.repo.js';
+import { deadlineOf, nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
 
 export interface MoveOptions {
   errorCode?: string;
   errorReason?: string;
   /** The authentication page's single-use token: the move happens only if it matches, and uses it up. */
   tokenHash?: Buffer;
+  providerData?: Record<string, unknown>;
+  nextSyncAt?: Date | null;
 }
 
-const ORDER_PAID_ELSEWHERE = {
+export const ORDER_PAID_ELSEWHERE = {
   errorCode: 'order_already_paid',
-  errorReason: 'The order was paid by another payment; this payment was not captured.',
+  errorReason:
+    'The order was paid by another payment; this payment was not captured and its money goes back.',
 };
+
+const TIMED_OUT = (seconds: number) => ({
+  errorCode: 'payment_timed_out',
+  errorReason: `The bank gave no answer within ${seconds} seconds.`,
+});
 
 /**
  * Every payment state change goes through `move`: the transition table decides the target, one
  * compare-and-set UPDATE applies it, the order follows, and the events are recorded — all in the
  * caller's transaction. Undefined means the payment was no longer in the expected state.
+ *
+ * `apply` turns what a provider said (a status answer, a verified return or webhook, the sandbox's
+ * recorded choice) into the move it implies, records the provider's facts and when to ask next.
  */
 export function createPaymentStates(deps: {
   db: Db;
@@ -33,8 +46,40 @@ export function createPaymentStates(deps: {
   orders: OrdersService;
   events: EventsService;
   clock: Clock;
+  deadlines: PaymentDeadlines;
 }) {
-  const { db, repo, orders, events, clock } = deps;
+  const { db, repo, orders, events, clock, deadlines } = deps;
+
+  async function recordEvents(
+    tx: Queryable,
+    payment: PaymentRow,
+    types: Parameters<EventsService['record']>[1]['type'][],
+    order?: OrderRow,
+  ) {
+    const current =
+      order ?? (await orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, false));
+    const data = { payment: toPayment(payment), order: current ? toOrder(current) : null };
+    for (const type of types) {
+      await events.record(tx, { accountId: payment.account_id, mode: payment.mode, type, data });
+    }
+  }
+
+  /**
+   * The bank took money that Kosh cannot capture: another payment paid the order first. The payment
+   * fails (or stays failed) with `order_already_paid`, the authorisation and the money owed back are
+   * recorded on it, and a late one also in its own event.
+   */
+  async function refuseAuthorisation(tx: Queryable, payment: PaymentRow): Promise<PaymentRow | undefined> {
+    if (payment.status === 'failed') {
+      const noted = await repo.recordRefusedAuthorisation(tx, payment.id, ORDER_PAID_ELSEWHERE, clock.now());
+      if (noted) await recordEvents(tx, noted, ['payment.late_authorisation']);
+      return noted;
+    }
+    const failed = await move(tx, payment, 'declined', ORDER_PAID_ELSEWHERE);
+    return (
+      failed && (await repo.recordRefusedAuthorisation(tx, failed.id, ORDER_PAID_ELSEWHERE, clock.now()))
+    );
+  }
 
   async function move(
     tx: Queryable,
@@ -51,13 +96,10 @@ export function createPaymentStates(deps: {
       // The order's row lock makes captures on one order take turns; the unique index is the backstop.
       order = await orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, true);
       if (!order) throw new KoshError('state_conflict', 'The payment has no order.');
-      if (order.status === 'paid') {
-        // Another payment captured the order first: an authorisation here is declined, a late one ignored.
-        return trigger === 'authorised' ? move(tx, payment, 'declined', ORDER_PAID_ELSEWHERE) : undefined;
-      }
+      if (order.status === 'paid') return refuseAuthorisation(tx, payment);
     }
     const failed = transition.to === 'failed';
-    const updated = await repo.changeStatus(tx, {
+    const change: StatusChange = {
       id: payment.id,
       from: transition.from,
       to: transition.to,
@@ -65,7 +107,10 @@ export function createPaymentStates(deps: {
       errorReason: failed ? (options.errorReason ?? 'The payment failed.') : null,
       at: clock.now(),
       tokenHash: options.tokenHash,
-    });
+      providerData: options.providerData,
+      nextSyncAt: options.nextSyncAt,
+    };
+    const updated = await repo.changeStatus(tx, change);
     if (!updated) return undefined;
 
     if (order) {
@@ -80,40 +125,121 @@ export function createPaymentStates(deps: {
         : undefined;
       if (!paid) throw new KoshError('state_conflict', `Order ${order.id} could not be marked paid.`);
       order = paid;
-    } else {
-      order = await orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, false);
     }
-    const data = { payment: toPayment(updated), order: order ? toOrder(order) : null };
-    const scope = { accountId: updated.account_id, mode: updated.mode };
-    await events.record(tx, { ...scope, type: transition.event, data });
-    if (transition.capturesOrder) await events.record(tx, { ...scope, type: 'order.paid', data });
+    await recordEvents(
+      tx,
+      updated,
+      transition.capturesOrder ? [transition.event, 'order.paid'] : [transition.event],
+      order,
+    );
     return updated;
+  }
+
+  /** The move a provider's answer implies for a payment in its current state, if any. */
+  function triggerFor(
+    payment: PaymentRow,
+    result: StatusResult,
+    now: Date,
+  ): { trigger: PaymentTrigger; options: MoveOptions } | undefined {
+    const failure = {
+      errorCode: result.errorCode ?? 'payment_failed',
+      errorReason: result.errorReason ?? 'The payment failed.',
+    };
+    const deadline = deadlineOf(payment, deadlines);
+    const pastDeadline = deadline !== undefined && now >= deadline;
+    switch (payment.status) {
+      case 'created':
+        if (result.outcome === 'captured') return { trigger: 'authorised', options: {} };
+        if (result.outcome === 'failed') return { trigger: 'declined', options: failure };
+        if (result.outcome === 'pending') return { trigger: 'customer_acted', options: {} };
+        return pastDeadline
+          ? {
+              trigger: 'expired',
+              options: {
+                errorCode: 'payment_expired',
+                errorReason: `The customer did not complete the payment within ${deadlines.expirySeconds} seconds.`,
+              },
+            }
+          : undefined;
+      case 'pending':
+        if (result.outcome === 'captured') return { trigger: 'authorised', options: {} };
+        if (result.outcome === 'failed') return { trigger: 'declined', options: failure };
+        return pastDeadline
+          ? { trigger: 'timed_out', options: TIMED_OUT(deadlines.pendingTimeoutSeconds) }
+          : undefined;
+      case 'failed':
+        return result.outcome === 'captured' && !payment.refund_due
+          ? { trigger: 'late_authorisation', options: {} }
+          : undefined;
+      case 'captured':
+        return undefined;
+    }
+  }
+
+  /** Whether what the provider says is about this very payment: amount, currency and reference agree. */
+  function matches(payment: PaymentRow, result: StatusResult): boolean {
+    if (result.amount !== undefined && result.amount !== Number(payment.amount)) return false;
+    if (result.currency !== undefined && result.currency !== payment.currency) return false;
+    if (result.reference && payment.provider_reference && result.reference !== payment.provider_reference)
+      return false;
+    return true;
+  }
+
+  async function applyIn(
+    tx: Queryable,
+    paymentId: string,
+    answer: StatusResult,
+    options: { asked: boolean },
+  ): Promise<PaymentRow | undefined> {
+    const payment = await repo.findById(tx, paymentId, true);
+    if (!payment) return undefined;
+    const now = clock.now();
+    // An answer about another amount, currency or provider payment is not trusted: ask again later.
+    const result: StatusResult = matches(payment, answer)
+      ? answer
+      : { outcome: 'unknown', reason: 'mismatch' };
+    const decided = triggerFor(payment, result, now);
+    let current = payment;
+    if (decided) current = (await move(tx, payment, decided.trigger, decided.options)) ?? payment;
+    const attempts = payment.sync_attempts + (options.asked ? 1 : 0);
+    const noted = await repo.recordProviderFacts(
+      tx,
+      current.id,
+      current.status,
+      {
+        rawStatus: result.rawStatus,
+        reference: result.reference,
+        bankReference: result.bankReference,
+        fee: result.fee,
+        tax: result.tax,
+        data: result.data,
+      },
+      { nextSyncAt: nextSyncAt(current, attempts, now, deadlines), asked: options.asked },
+      now,
+    );
+    return noted ?? current;
   }
 
   return {
     move,
 
     /**
-     * Applies a bank's answer to a pending (or, for a late authorisation, failed) payment in its own
-     * transaction. Should the unique index refuse a second capture, the payment fails instead.
+     * Applies a provider's answer about a payment in its own transaction, under the payment's row
+     * lock, so answers arriving at once (a webhook, the browser's return, the reconciler) take turns
+     * and a repeated one changes nothing. `asked`: the answer came from asking (`status`), which
+     * counts towards the backoff. Returns the payment as it is afterwards.
      */
-    async settle(
-      payment: PaymentRow,
-      outcome: { status: 'captured' } | { status: 'failed'; errorCode: string; errorReason: string },
+    async apply(
+      paymentId: string,
+      result: StatusResult,
+      options: { asked: boolean },
     ): Promise<PaymentRow | undefined> {
-      const trigger: PaymentTrigger =
-        outcome.status === 'failed'
-          ? 'declined'
-          : payment.status === 'failed'
-            ? 'late_authorisation'
-            : 'authorised';
-      const options = outcome.status === 'failed' ? outcome : {};
       try {
-        return await db.transaction((tx) => move(tx, payment, trigger, options));
+        return await db.transaction((tx) => applyIn(tx, paymentId, result, options));
       } catch (error) {
-        if (!isUniqueViolation(error, 'payments_one_captured_per_order') || trigger !== 'authorised')
-          throw error;
-        return db.transaction((tx) => move(tx, payment, 'declined', ORDER_PAID_ELSEWHERE));
+        // Two payments of one order authorised at once: the unique index refused the second capture.
+        if (!isUniqueViolation(error, 'payments_one_captured_per_order')) throw error;
+        return db.transaction((tx) => applyIn(tx, paymentId, result, options));
       }
     },
   };

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
+import type { Db } from '../../db/db.js';
 import type { Mode } from '../../domain/principal.js';
 import { checkUrlShape, guardedLookup, type Resolver } from './url-safety.js';
 
@@ -32,9 +33,10 @@ export type Sender = (request: SendRequest) => Promise<SendResult>;
  * address is checked again at connect time through `guardedLookup`, so the URL rules hold for the
  * socket actually opened. A fresh connection per request (agent: false) keeps that check honest.
  */
-export function createHttpSender(resolver: Resolver): Sender {
-  return (request) =>
-    new Promise<SendResult>((resolve) => {
+export function createHttpSender(resolver: Resolver, db: Pick<Db, 'assertNoTransaction'>): Sender {
+  return (request) => {
+    db.assertNoTransaction('webhook send');
+    return new Promise<SendResult>((resolve) => {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       const fail = (error: string) =>
@@ -109,4 +111,5 @@ export function createHttpSender(resolver: Resolver): Sender {
       });
       outgoing.end(request.body);
     });
+  };
 }

@@ -44,10 +44,11 @@ export function createWebhooksRepo() {
         secret: string;
         now: Date;
       },
-    ): Promise<EndpointRow> {
+    ): Promise<EndpointRow | undefined> {
+      // An endpoint of this id exists only when a keyed request resumes: nothing is written then.
       const [row] = await db.query<EndpointRow>(
         `INSERT INTO webhook_endpoints (id, account_id, mode, url, description, enabled_events, secret, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING ${COLUMNS}`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`,
         [
           endpoint.id,
           endpoint.accountId,
@@ -59,7 +60,25 @@ export function createWebhooksRepo() {
           endpoint.now,
         ],
       );
-      return row!;
+      return row;
+    },
+
+    /**
+     * Gives an endpoint a new signing secret with no overlap: for an endpoint whose creation answer
+     * (and so its secret) never reached the caller.
+     */
+    async replaceSecret(
+      db: Queryable,
+      id: string,
+      secret: string,
+      now: Date,
+    ): Promise<EndpointRow | undefined> {
+      const [row] = await db.query<EndpointRow>(
+        `UPDATE webhook_endpoints SET secret = $2, previous_secret = NULL, previous_secret_expires_at = NULL, updated_at = $3
+          WHERE id = $1 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+        [id, secret, now],
+      );
+      return row;
     },
 
     async find(

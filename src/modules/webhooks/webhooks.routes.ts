@@ -26,7 +26,8 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
   app.post(
     '/v1/webhooks/',
     {
-      config: { auth: 'any' },
+      // The URL's host is resolved before the endpoint is written: never inside a transaction.
+      config: { auth: 'any', idempotency: 'phased' },
       preValidation: splitFormEventList,
       schema: {
         tags,
@@ -37,7 +38,7 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
       },
     },
     async (request) => ({
-      data: await webhooks(request).create(principalOf(request), request.body),
+      data: await webhooks(request).create(principalOf(request), request.body, { ids: request.ids }),
       message: 'Webhook endpoint created. Keep the secret: it is not shown again.',
     }),
   );

@@ -84,6 +84,13 @@ export function createWebhooksService(deps: {
     return row;
   }
 
+  async function resumeCreation(principal: Principal, id: string, secret: string): Promise<EndpointRow> {
+    await owned(principal, id);
+    const row = await repo.replaceSecret(db, id, secret, clock.now());
+    if (!row) throw notFound('webhook endpoint', id);
+    return row;
+  }
+
   /** A page of the event's deliveries, newest first, each with every attempt. */
   async function deliveriesOf(
     principal: Principal,
@@ -107,19 +114,32 @@ export function createWebhooksService(deps: {
   }
 
   return {
-    async create(principal: Principal, input: CreateEndpointBody): Promise<Endpoint> {
+    /**
+     * Creates an endpoint; its secret is shown only in this answer. `options.ids` are a keyed
+     * request's seeded ids: a retry after a crash finds the endpoint the dead attempt created, and
+     * since its secret was never shown, gives it a new one to show.
+     */
+    async create(
+      principal: Principal,
+      input: CreateEndpointBody,
+      options: { ids?: IdGenerator } = {},
+    ): Promise<Endpoint> {
+      // The URL check resolves the host: outside any transaction, before anything is written.
       const url = await validateWebhookUrl(input.url, principal.mode, resolver);
       const secret = newWebhookSecret();
-      const row = await repo.insert(db, {
-        id: ids.next('whk'),
-        accountId: principal.accountId,
-        mode: principal.mode,
-        url,
-        description: input.description ?? null,
-        enabledEvents: input.enabled_events ?? ['*'],
-        secret,
-        now: clock.now(),
-      });
+      const id = (options.ids ?? ids).next('whk');
+      const now = clock.now();
+      const row =
+        (await repo.insert(db, {
+          id,
+          accountId: principal.accountId,
+          mode: principal.mode,
+          url,
+          description: input.description ?? null,
+          enabledEvents: input.enabled_events ?? ['*'],
+          secret,
+          now,
+        })) ?? (await resumeCreation(principal, id, secret));
       if (input.enabled === false)
         return toEndpoint(await repo.update(db, row.id, { enabled: false }, clock.now()), secret);
       return toEndpoint(row, secret);

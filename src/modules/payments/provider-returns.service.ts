@@ -1,0 +1,127 @@
+import type { Logger } from 'pino';
+import type {
+  BrowserReturn,
+  Connector,
+  ProviderWebhook,
+  ReturnResult,
+  StatusResult,
+  WebhookResult,
+} from '../../connectors/connector.js';
+import type { ConnectorDirectory } from '../../connectors/directory.js';
+import type { Db } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
+import { notFound } from '../../domain/errors.js';
+import type { AuthenticationService, AuthenticationView } from './authentication.service.js';
+import { toConnectorPayment } from './payments.model.js';
+import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
+import type { PaymentStates } from './payments.states.js';
+
+const isFinalAnswer = (status: StatusResult | undefined): status is StatusResult =>
+  status?.outcome === 'captured' || status?.outcome === 'failed';
+
+/**
+ * What comes back from a provider: the customer's browser at Kosh's callback, and the provider's
+ * own webhooks. Neither is trusted as it arrives: a return counts only when the connector verified
+ * its signature and it agrees with Kosh's own row; otherwise Kosh asks the provider (`status`).
+ * A webhook that does not verify only makes Kosh ask sooner. Every outcome goes through the same
+ * `apply` as the reconciler's, under the payment's row lock, so arriving twice changes nothing.
+ */
+export function createProviderReturns(deps: {
+  db: Db;
+  repo: PaymentsRepo;
+  states: PaymentStates;
+  authentication: AuthenticationService;
+  connectors: ConnectorDirectory;
+  clock: Clock;
+  publicUrl: string;
+  log: Logger;
+}) {
+  const { db, repo, states, authentication, connectors, clock, publicUrl, log } = deps;
+
+  async function ask(connector: Connector, payment: PaymentRow): Promise<StatusResult> {
+    try {
+      return await connector.status(toConnectorPayment(payment, publicUrl));
+    } catch (error) {
+      log.warn({ err: error, payment_id: payment.id }, 'provider status call failed');
+      return { outcome: 'unknown', reason: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  return {
+    /**
+     * The browser back from the provider (GET or POST): verify, cross-check, ask when in doubt,
+     * record the outcome, then send the browser to the merchant's return_url with the signed POST.
+     */
+    async callback(paymentId: string, browserReturn: BrowserReturn): Promise<AuthenticationView> {
+      const payment = await repo.findById(db, paymentId);
+      if (!payment) throw notFound('payment', paymentId);
+      const connector = await connectors.forPayment(payment);
+      if (!connector.handleReturn) throw notFound('payment callback');
+      // A payment already decided (a webhook came first, or the page was reloaded) is only shown.
+      if (payment.status === 'captured' || payment.status === 'failed')
+        return authentication.returnView(payment);
+      let checked: ReturnResult;
+      try {
+        checked = await connector.handleReturn(toConnectorPayment(payment, publicUrl), browserReturn);
+      } catch (error) {
+        log.warn({ err: error, payment_id: payment.id }, 'provider return could not be read');
+        checked = { verified: false };
+      }
+      let answer: StatusResult;
+      let asked = false;
+      if (checked.verified && isFinalAnswer(checked.status)) {
+        answer = checked.status;
+      } else {
+        answer = await ask(connector, payment);
+        asked = true;
+      }
+      // The customer came back from the provider: when nobody can say yet what happened, the
+      // payment waits for the bank's answer (pending), with the pending timeout as its deadline.
+      if (answer.outcome === 'unknown') answer = { ...answer, outcome: 'pending' };
+      const settled = await states.apply(payment.id, answer, { asked });
+      return authentication.returnView(settled ?? payment);
+    },
+
+    /**
+     * A provider's own webhook for one of its accounts. Answers quickly; repeated deliveries change
+     * nothing. Undefined when no such connector account exists here.
+     */
+    async webhook(
+      connectorName: string,
+      connectorAccountId: string,
+      webhook: ProviderWebhook,
+    ): Promise<{ received: true } | undefined> {
+      const connector = await connectors.forWebhook(connectorName, connectorAccountId);
+      if (!connector?.parseWebhook) return undefined;
+      let parsed: WebhookResult;
+      try {
+        parsed = await connector.parseWebhook(webhook);
+      } catch (error) {
+        log.warn({ err: error, connector: connectorName }, 'provider webhook could not be read');
+        return { received: true };
+      }
+      if (!parsed.paymentId) return { received: true };
+      const payment = await repo.findById(db, parsed.paymentId);
+      // Only a payment that went through this very provider account can be named by its webhooks.
+      if (
+        !payment ||
+        payment.connector !== connectorName ||
+        payment.connector_account_id !== connectorAccountId
+      ) {
+        return { received: true };
+      }
+      if (parsed.verified && parsed.status) {
+        await states.apply(payment.id, parsed.status, { asked: false });
+      } else {
+        log.info(
+          { payment_id: payment.id, connector: connectorName, verified: parsed.verified },
+          'provider webhook not applied; asking the provider',
+        );
+        await repo.syncSoon(db, payment.id, clock.now());
+      }
+      return { received: true };
+    },
+  };
+}
+
+export type ProviderReturns = ReturnType<typeof createProviderReturns>;

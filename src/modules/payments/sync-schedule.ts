@@ -1,0 +1,69 @@
+import type { PaymentStatus } from './payment.transitions.js';
+
+/**
+ * How long the reconciler waits before asking a provider about a payment again, by how many times
+ * it asked already: short steps while the customer is likely still at the bank, then longer ones
+ * for the late-authorisation window. The last step repeats.
+ */
+export const SYNC_DELAYS_SECONDS: readonly number[] = [
+  2, 3, 5, 10, 15, 30, 60, 120, 300, 600, 1_800, 3_600, 7_200, 14_400, 21_600,
+];
+
+export function syncDelaySeconds(attempts: number): number {
+  const last = SYNC_DELAYS_SECONDS[SYNC_DELAYS_SECONDS.length - 1] as number;
+  return SYNC_DELAYS_SECONDS[Math.max(0, attempts)] ?? last;
+}
+
+/** The settings that bound how long a payment stays open and how long it is asked about. */
+export interface PaymentDeadlines {
+  /** A `created` payment nobody acted on fails with `payment_expired` after this long. */
+  expirySeconds: number;
+  /** A `pending` payment with no answer fails with `payment_timed_out` after this long. */
+  pendingTimeoutSeconds: number;
+  /** A payment that failed without the provider's final word is asked about for this long (from its creation). */
+  lateWindowSeconds: number;
+}
+
+/** Failures that are Kosh giving up waiting, not the provider's answer: the bank may still authorise. */
+export const UNANSWERED_FAILURES: ReadonlySet<string> = new Set(['payment_timed_out', 'payment_expired']);
+
+export interface SyncSubject {
+  status: PaymentStatus;
+  created_at: Date;
+  pending_at: Date | null;
+  error_code: string | null;
+  refund_due: boolean;
+}
+
+const after = (from: Date, seconds: number) => new Date(from.getTime() + seconds * 1000);
+
+/** The deadline of an open payment: when Kosh stops waiting for its outcome. */
+export function deadlineOf(payment: SyncSubject, deadlines: PaymentDeadlines): Date | undefined {
+  if (payment.status === 'created') return after(payment.created_at, deadlines.expirySeconds);
+  if (payment.status === 'pending' && payment.pending_at)
+    return after(payment.pending_at, deadlines.pendingTimeoutSeconds);
+  return undefined;
+}
+
+/**
+ * When to ask about the payment next, after `attempts` asks, or null when nothing is left to ask:
+ * a captured payment, a failure the provider itself decided, a refused authorisation, or the
+ * late-authorisation window closed. An open payment is always asked again at its deadline, so the
+ * deadline is kept to the second whatever the step.
+ */
+export function nextSyncAt(
+  payment: SyncSubject,
+  attempts: number,
+  now: Date,
+  deadlines: PaymentDeadlines,
+): Date | null {
+  if (payment.status === 'captured' || payment.refund_due) return null;
+  if (payment.status === 'failed') {
+    const windowEnd = after(payment.created_at, deadlines.lateWindowSeconds);
+    if (!UNANSWERED_FAILURES.has(payment.error_code ?? '') || now >= windowEnd) return null;
+    return new Date(Math.min(after(now, syncDelaySeconds(attempts)).getTime(), windowEnd.getTime()));
+  }
+  const next = after(now, syncDelaySeconds(attempts));
+  const deadline = deadlineOf(payment, deadlines);
+  return deadline && deadline > now && deadline < next ? deadline : next;
+}
