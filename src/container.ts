@@ -322,6 +322,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       clock,
       ids: shared.ids,
       resolver: shared.resolver,
+      connectors: shared.connectors,
       webhookDelivery,
       services: { ...services, idempotency },
       /** The services wired over a transaction's handle: what they do joins that transaction. */

@@ -3,7 +3,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import qs from 'qs';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { type Container, createContainer } from '../../src/container.js';
+import { type Container, type ContainerOptions, createContainer } from '../../src/container.js';
 import type { Mode } from '../../src/domain/principal.js';
 import type { App } from '../../src/http/app-types.js';
 import { buildServer } from '../../src/http/server.js';
@@ -51,9 +51,21 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function createHarness(kind: DatabaseKind, env: Record<string, string> = {}): Promise<Harness> {
+export interface HarnessOptions {
+  /** A live-mode provider account (a local fake provider's connector). */
+  liveConnector?: ContainerOptions['liveConnector'];
+  /** The system clock instead of the test clock: for tests that run the background jobs in real time. */
+  realClock?: boolean;
+}
+
+export async function createHarness(
+  kind: DatabaseKind,
+  env: Record<string, string> = {},
+  options: HarnessOptions = {},
+): Promise<Harness> {
   const db = countingDb(await openTestDatabase(kind));
   const clock = new TestClock();
+  if (options.realClock) clock.now = () => new Date();
   let captured = '';
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -76,6 +88,7 @@ export async function createHarness(kind: DatabaseKind, env: Record<string, stri
     clock,
     log: createLogger(config.logLevel, sink),
     migrate: false,
+    liveConnector: options.liveConnector,
   });
   const app = await buildServer(container);
   let counter = 0;
@@ -135,12 +148,13 @@ export function describeEachDatabase(
   title: string,
   suite: (harness: () => Harness) => void,
   env: Record<string, string> = {},
+  options: HarnessOptions | (() => HarnessOptions) = {},
 ) {
   for (const kind of DATABASE_KINDS) {
     describe(`${title} [${kind}]`, () => {
       let harness: Harness | undefined;
       beforeAll(async () => {
-        harness = await createHarness(kind, env);
+        harness = await createHarness(kind, env, typeof options === 'function' ? options() : options);
       });
       afterAll(async () => {
         await harness?.close();

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { BrowserDetails, NextStep } from '../../connectors/connector.js';
 import type { ConnectorDirectory } from '../../connectors/directory.js';
 import type { SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
-import type { Db } from '../../db/db.js';
+import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
@@ -145,6 +145,7 @@ export function createAuthenticationService(deps: {
         const answer = await connector.status(toConnectorPayment(pending, publicUrl));
         await states.apply(pending.id, answer, { asked: false });
       } catch (error) {
+        if (error instanceof CallInTransactionError) throw error;
         // The choice is recorded; the reconciler reaches the same outcome. The customer goes back
         // to the merchant with the payment as it stands (pending).
         log.warn(

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Connector, InitiateResult } from '../../connectors/connector.js';
-import type { Db } from '../../db/db.js';
+import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { toConnectorPayment } from './payments.model.js';
 import type { Initiation, PaymentRow, PaymentsRepo } from './payments.repo.js';
@@ -57,6 +57,7 @@ export function createPaymentInitiation(deps: {
     try {
       return await run();
     } catch (error) {
+      if (error instanceof CallInTransactionError) throw error;
       // A connector that throws has given no answer Kosh can trust: the payment stays open.
       log.warn({ err: error, payment_id: payment.id, connector: payment.connector }, 'connector call failed');
       return { outcome: 'unknown', reason: error instanceof Error ? error.message : String(error) };

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { StatusResult } from '../../connectors/connector.js';
 import type { ConnectorDirectory } from '../../connectors/directory.js';
-import type { Db } from '../../db/db.js';
+import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import type { Job } from '../../jobs/runner.js';
 import { toConnectorPayment } from './payments.model.js';
@@ -39,6 +39,8 @@ export function createPaymentSyncJob(deps: {
       const connector = await connectors.forPayment(payment);
       answer = await connector.status(toConnectorPayment(payment, publicUrl));
     } catch (error) {
+      // A call made where it must not be is Kosh's bug, not the provider's silence.
+      if (error instanceof CallInTransactionError) throw error;
       log.warn(
         { err: error, payment_id: payment.id, connector: payment.connector },
         'payment status call failed',

@@ -8,7 +8,7 @@ import type {
   WebhookResult,
 } from '../../connectors/connector.js';
 import type { ConnectorDirectory } from '../../connectors/directory.js';
-import type { Db } from '../../db/db.js';
+import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
 import type { AuthenticationService, AuthenticationView } from './authentication.service.js';
@@ -42,6 +42,7 @@ export function createProviderReturns(deps: {
     try {
       return await connector.status(toConnectorPayment(payment, publicUrl));
     } catch (error) {
+      if (error instanceof CallInTransactionError) throw error;
       log.warn({ err: error, payment_id: payment.id }, 'provider status call failed');
       return { outcome: 'unknown', reason: error instanceof Error ? error.message : String(error) };
     }
@@ -64,6 +65,7 @@ export function createProviderReturns(deps: {
       try {
         checked = await connector.handleReturn(toConnectorPayment(payment, publicUrl), browserReturn);
       } catch (error) {
+        if (error instanceof CallInTransactionError) throw error;
         log.warn({ err: error, payment_id: payment.id }, 'provider return could not be read');
         checked = { verified: false };
       }
@@ -97,6 +99,7 @@ export function createProviderReturns(deps: {
       try {
         parsed = await connector.parseWebhook(webhook);
       } catch (error) {
+        if (error instanceof CallInTransactionError) throw error;
         log.warn({ err: error, connector: connectorName }, 'provider webhook could not be read');
         return { received: true };
       }
