@@ -55,3 +55,21 @@ export async function checkPaymentInvariants(databaseUrl: string): Promise<{
     await client.end();
   }
 }
+
+/**
+ * Payments still pending past their deadline (`pending_at` + the pending timeout): every payment a
+ * customer acted on has an owner, the reconciler, so after it has run there must be none.
+ */
+export async function pendingPastDeadline(databaseUrl: string, timeoutSeconds: number): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const result = await client.query<{ id: string }>(
+      `SELECT id FROM payments WHERE status = 'pending' AND pending_at < now() - make_interval(secs => $1)`,
+      [timeoutSeconds],
+    );
+    return result.rows.map((row) => row.id);
+  } finally {
+    await client.end();
+  }
+}
