@@ -107,9 +107,15 @@ for (const kind of DATABASE_KINDS) {
 
             if (choice.value === 'success' && testCase.code === 'ICIC') {
               fs.mkdirSync(SCREENSHOTS, { recursive: true });
-              await page.screenshot({ path: path.join(SCREENSHOTS, `sandbox-bank-${kind}.png`), fullPage: true });
+              await page.screenshot({
+                path: path.join(SCREENSHOTS, `sandbox-bank-${kind}.png`),
+                fullPage: true,
+              });
               await page.setViewportSize({ width: 375, height: 800 });
-              await page.screenshot({ path: path.join(SCREENSHOTS, `sandbox-bank-375-${kind}.png`), fullPage: true });
+              await page.screenshot({
+                path: path.join(SCREENSHOTS, `sandbox-bank-375-${kind}.png`),
+                fullPage: true,
+              });
             }
             const button = page.locator(`button[name="choice"][value="${choice.value}"]`);
             await expect(button.textContent()).resolves.toBe(choice.button);

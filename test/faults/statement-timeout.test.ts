@@ -36,7 +36,11 @@ describe('a statement timeout between the choice and its outcome', () => {
     const order = await client.request('POST', '/v1/orders/', { amount: 5000, currency: 'INR' });
     expect(order.status).toBe(200);
     const orderId: string = order.body.data.id;
-    const created = await client.request('POST', '/v1/payments/create/s2s/', paymentBody(orderId, 5000, false));
+    const created = await client.request(
+      'POST',
+      '/v1/payments/create/s2s/',
+      paymentBody(orderId, 5000, false),
+    );
     expect(created.status).toBe(200);
     const paymentId: string = created.body.payment_id;
     const page = await client.request('GET', `/v1/payments/${paymentId}/authentication/`);

@@ -50,7 +50,7 @@ export function fakepayWebhookSignature(secret: string, body: string): string {
   return hmac(secret, body);
 }
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
@@ -243,7 +243,7 @@ export class Fakepay {
 
   private bankPage(order: FakepayOrder): string {
     return `<!DOCTYPE html><html><head><title>Fakepay bank</title></head><body>
-<h1>Fakepay — ${escape(order.code)}</h1><p id="amount">${order.amount} ${escape(order.currency)}</p>
+<h1>Fakepay — ${escapeHtml(order.code)}</h1><p id="amount">${order.amount} ${escapeHtml(order.currency)}</p>
 <form method="POST" action="/bank/${order.id}/decide">
 <button type="submit" name="choice" value="success">Success</button>
 <button type="submit" name="choice" value="failure">Failure</button>
@@ -261,9 +261,9 @@ export class Fakepay {
       fields.signature = fakepayReturnSignature(this.secret, order.id, order.reference, order.status);
     }
     const inputs = Object.entries(fields)
-      .map(([name, value]) => `<input type="hidden" name="${name}" value="${escape(value)}">`)
+      .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
       .join('');
-    return `<!DOCTYPE html><html><body><form id="back" method="POST" action="${escape(order.returnUrl)}">${inputs}</form>
+    return `<!DOCTYPE html><html><body><form id="back" method="POST" action="${escapeHtml(order.returnUrl)}">${inputs}</form>
 <script>document.getElementById('back').submit();</script></body></html>`;
   }
 
