@@ -157,6 +157,7 @@ async function main(): Promise<void> {
     KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
     KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0',
     DATABASE_URL: values.pglite ? '' : databaseUrl(databaseName),
+    KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   };
   if (!values.pglite) {
     await admin((client) => client.query(`CREATE DATABASE ${databaseName}`));

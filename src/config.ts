@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { type AmountLimits, CURRENCIES } from './domain/money.js';
+import { parseKey } from './security/keyring.js';
 
 export interface Config {
   port: number;
@@ -11,8 +12,19 @@ export interface Config {
   publicUrl: string;
   /** Server-side pepper for hashing API secrets; when unset, one is generated and kept in the database. */
   secretPepper: string | undefined;
+  /**
+   * The key that encrypts secrets Kosh must read back (docs/security.md). Required with PostgreSQL;
+   * on the embedded database one is generated into the data folder when unset.
+   */
+  encryptionKey: Buffer | undefined;
+  /** Earlier keys, only for decrypting what a rotation has not re-encrypted yet. */
+  previousEncryptionKeys: Buffer[];
   logLevel: string;
   bodyLimitBytes: number;
+  /** The whole request, headers and body, must arrive within this long (slow clients are cut off). */
+  requestTimeoutMs: number;
+  /** The request's headers must arrive within this long. */
+  headersTimeoutMs: number;
   amountLimits: AmountLimits;
   keyCacheTtlMs: number;
   methodsCacheTtlMs: number;
@@ -41,6 +53,12 @@ export interface Config {
   /** One `info` line per request instead of Fastify's two; `false` logs only warnings and errors. */
   requestLog: boolean;
   webhooks: WebhookSettings;
+  /**
+   * Whether test-mode webhook URLs may point at this machine (loopback). On by default on the
+   * embedded database (one developer's machine), off on PostgreSQL (a shared server, where any
+   * merchant's test key could otherwise make Kosh call the host's own services). Live never.
+   */
+  allowLoopbackWebhooks: boolean;
 }
 
 /** How long payments stay open, how long they are asked about, and the sandbox's simulated bank. */
@@ -139,6 +157,24 @@ function webhookSettings(env: Env): WebhookSettings {
   };
 }
 
+function requestTimeouts(env: Env): { requestTimeoutMs: number; headersTimeoutMs: number } {
+  const requestTimeoutMs = integer(env, 'KOSH_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000);
+  const headersTimeoutMs = integer(
+    env,
+    'KOSH_HEADERS_TIMEOUT_MS',
+    Math.min(10_000, requestTimeoutMs),
+    500,
+    600_000,
+  );
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'KOSH_HEADERS_TIMEOUT_MS',
+      `must not exceed KOSH_REQUEST_TIMEOUT_MS (${requestTimeoutMs}).`,
+    );
+  }
+  return { requestTimeoutMs, headersTimeoutMs };
+}
+
 function paymentSettings(env: Env): PaymentSettings {
   const pendingTimeoutSeconds = integer(env, 'KOSH_PENDING_TIMEOUT_SECONDS', 900, 10, 86_400);
   const lateWindowSeconds = integer(env, 'KOSH_LATE_AUTH_WINDOW_SECONDS', 259_200, 60, 30 * 86_400);
@@ -180,6 +216,32 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
   if (pepper !== undefined && pepper.length < 32) {
     throw new ConfigError('KOSH_SECRET_PEPPER', 'must be at least 32 characters long.');
   }
+  const encryptionKey = merged.KOSH_ENCRYPTION_KEY ? parseKey(merged.KOSH_ENCRYPTION_KEY) : undefined;
+  if (merged.KOSH_ENCRYPTION_KEY && !encryptionKey) {
+    throw new ConfigError(
+      'KOSH_ENCRYPTION_KEY',
+      'expected 32 random bytes in base64 (for example the output of `openssl rand -base64 32`).',
+    );
+  }
+  if (databaseUrl && !encryptionKey) {
+    throw new ConfigError(
+      'KOSH_ENCRYPTION_KEY',
+      'is required with DATABASE_URL: secrets Kosh reads back are encrypted under it. Generate one with `openssl rand -base64 32` and keep it in your secret store.',
+    );
+  }
+  const previousEncryptionKeys = (merged.KOSH_ENCRYPTION_PREVIOUS_KEYS ?? '')
+    .split(',')
+    .map((text) => text.trim())
+    .filter(Boolean)
+    .map((text) => {
+      const key = parseKey(text);
+      if (!key)
+        throw new ConfigError(
+          'KOSH_ENCRYPTION_PREVIOUS_KEYS',
+          'expected base64 keys of 32 bytes, comma-separated.',
+        );
+      return key;
+    });
   const logLevel = merged.KOSH_LOG_LEVEL || 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(
@@ -240,8 +302,11 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     dataDir: path.resolve(merged.KOSH_DATA_DIR || '.kosh-data'),
     publicUrl,
     secretPepper: pepper,
+    encryptionKey,
+    previousEncryptionKeys,
     logLevel,
     bodyLimitBytes: integer(merged, 'KOSH_BODY_LIMIT_BYTES', 100 * 1024, 1024, 50 * 1024 * 1024),
+    ...requestTimeouts(merged),
     amountLimits,
     keyCacheTtlMs: integer(merged, 'KOSH_KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     methodsCacheTtlMs: integer(merged, 'KOSH_METHODS_CACHE_TTL_MS', 5_000, 0, 3_600_000),
@@ -255,6 +320,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     workersNotice,
     requestLog: boolean(merged, 'KOSH_REQUEST_LOG', true),
     webhooks: webhookSettings(merged),
+    allowLoopbackWebhooks: boolean(merged, 'KOSH_ALLOW_LOOPBACK_WEBHOOKS', databaseUrl === undefined),
     kycMaxFileBytes: integer(merged, 'KOSH_KYC_MAX_FILE_BYTES', 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     vpaHandle,
     idempotencyTtlSeconds: integer(merged, 'KOSH_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 30 * 86_400),

@@ -46,6 +46,9 @@ import { createHttpSender } from './modules/webhooks/http-sender.js';
 import { type Resolver, systemResolver } from './modules/webhooks/url-safety.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
+import { loadOrCreateKeyFile } from './security/key-file.js';
+import { createKeyRing, type KeyRing } from './security/keyring.js';
+import { sealSecrets } from './security/sealed-columns.js';
 
 export async function openDatabase(config: Config): Promise<Db> {
   if (config.databaseUrl) {
@@ -87,6 +90,7 @@ interface Shared {
   caches: { methods: MethodsCache; keys: KeyCache };
   repos: Repos;
   log: Logger;
+  keyring: KeyRing;
 }
 
 /** The repositories: stateless (each call takes the handle it runs on), so one set serves every wiring. */
@@ -154,6 +158,7 @@ export function wireServices(db: Db, shared: Shared) {
     connectors,
     initiation,
     publicUrl,
+    keyring: shared.keyring,
   });
   const authentication = createAuthenticationService({
     db,
@@ -185,6 +190,8 @@ export function wireServices(db: Db, shared: Shared) {
     ids,
     clock,
     resolver,
+    keyring: shared.keyring,
+    allowLoopback: config.allowLoopbackWebhooks,
   });
   const merchantRepos = { merchants: repos.merchants, documents: repos.documents, vpas: repos.vpas };
   const onboarding = createOnboarding({ accounts, events, clock, repos: merchantRepos });
@@ -243,6 +250,10 @@ export async function createContainer(config: Config, options: ContainerOptions 
     const clock = options.clock ?? systemClock;
     const repos = createRepos();
     const resolver = options.resolver ?? systemResolver;
+    const keyring = createKeyRing(
+      config.encryptionKey ?? loadOrCreateKeyFile(config.dataDir),
+      config.previousEncryptionKeys,
+    );
     const shared: Shared = {
       config,
       clock,
@@ -273,7 +284,11 @@ export async function createContainer(config: Config, options: ContainerOptions 
       },
       repos,
       log,
+      keyring,
     };
+    // Secrets stored before they were encrypted (an upgrade) are encrypted now.
+    const sealed = await sealSecrets(db, keyring, { rotate: false });
+    if (sealed > 0) log.info({ sealed }, 'encrypted secrets stored in plain text');
     const services = wireServices(db, shared);
     const paymentExpiry = createPaymentExpiryJob({
       db,
@@ -298,8 +313,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
       endpoints: repos.webhooks,
       ids: shared.ids,
       clock,
-      send: createHttpSender(shared.resolver, db),
+      send: createHttpSender(shared.resolver, db, { allowLoopback: config.allowLoopbackWebhooks }),
       log,
+      keyring,
       ...config.webhooks,
     });
     const idempotency = createIdempotencyService({
@@ -308,6 +324,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       clock,
       ttlSeconds: config.idempotencyTtlSeconds,
       lockSeconds: config.idempotencyLockSeconds,
+      keyring,
     });
 
     return {
@@ -323,6 +340,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       ids: shared.ids,
       resolver: shared.resolver,
       connectors: shared.connectors,
+      keyring,
       webhookDelivery,
       services: { ...services, idempotency },
       /** The services wired over a transaction's handle: what they do joins that transaction. */

@@ -37,6 +37,16 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'The currency is not supported.',
   },
+  invalid_url: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The URL is not valid (check its percent-encoding).',
+  },
+  malformed_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The HTTP request could not be read.',
+  },
   invalid_cursor: {
     status: 400,
     type: 'invalid_request_error',
@@ -107,7 +117,17 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'The HTTP method is not allowed on this endpoint.',
   },
-  // 409, 413, 415, 422
+  // 408, 409, 413, 415, 422, 431
+  request_timeout: {
+    status: 408,
+    type: 'invalid_request_error',
+    message: 'The request was not received in time; send it again.',
+  },
+  headers_too_large: {
+    status: 431,
+    type: 'invalid_request_error',
+    message: 'The request headers are too large.',
+  },
   order_already_paid: { status: 409, type: 'invalid_request_error', message: 'The order is already paid.' },
   state_conflict: {
     status: 409,

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorCode, KoshError } from '../domain/errors.js';
 
@@ -126,4 +128,50 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   const status = ERROR_CATALOGUE[kosh.code].status;
   if (status >= 500) request.log.error({ err: error }, 'request failed');
   return sendError(reply, kosh);
+}
+
+/** The errors Fastify raises before a request reaches a route, in the catalogue's words. */
+export function frameworkError(error: FastifyError): KoshError {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return new KoshError('invalid_url', 'The URL is not valid: a percent-encoded sequence is malformed.');
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return new KoshError('resource_not_found', 'No object has an id that long.');
+  }
+  return new KoshError('internal_error');
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+/**
+ * What Node's HTTP parser could not read (malformed request line or headers, headers too large, a
+ * request not received in time) never reaches Fastify: it is answered here, on the raw socket,
+ * with the envelope and a request id of its own, and the connection is closed.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const code =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'headers_too_large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request_timeout'
+        : 'malformed_request';
+  const status = ERROR_CATALOGUE[code].status;
+  const requestId = `req_client_${randomBytes(8).toString('hex')}`;
+  const body = JSON.stringify(errorBody(new KoshError(code), requestId));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\n` +
+      'X-Content-Type-Options: nosniff\r\n' +
+      `Connection: close\r\n\r\n${body}`,
+  );
 }

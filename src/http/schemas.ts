@@ -50,3 +50,30 @@ export function listOf<T extends TSchema>(item: T) {
 }
 
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+/**
+ * The statuses any route can answer whatever it does (docs/errors.md): a malformed URL or request
+ * (400), a request not received in time (408), headers too large (431), Kosh's own failure (500)
+ * and a database or provider that cannot be reached (503); routes with a body also too large (413)
+ * or of the wrong type (415), and routes behind a key also too many requests (429).
+ */
+export function commonErrorStatuses(route: { method: string | string[]; config?: unknown }): number[] {
+  const methods = [route.method].flat();
+  const withBody = methods.some((method) => ['POST', 'PUT', 'PATCH'].includes(method));
+  const auth = (route.config as { auth?: string } | undefined)?.auth;
+  const keyed = auth !== undefined && auth !== 'none';
+  return [400, 408, 431, 500, 503, ...(withBody ? [413, 415] : []), ...(keyed ? [401, 429] : [])];
+}
+
+/** Adds the common error statuses to a route's documented responses (an onRoute hook). */
+export function documentCommonErrors(route: {
+  method: string | string[];
+  config?: unknown;
+  schema?: unknown;
+}): void {
+  const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+  if (!schema || schema.hide || !schema.response) return;
+  for (const status of commonErrorStatuses(route)) {
+    schema.response[status] ??= Type.Ref('Error');
+  }
+}

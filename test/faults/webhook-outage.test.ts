@@ -85,6 +85,8 @@ describe('the webhook receiver down during a run', () => {
 
   beforeAll(async () => {
     fixture = await createFaultFixture('Webhook Merchant', {
+      // The receiver listens on this machine.
+      KOSH_ALLOW_LOOPBACK_WEBHOOKS: 'true',
       // Attempts against a dead receiver end quickly; the lease must stay above timeout + 2 s.
       KOSH_WEBHOOK_TIMEOUT_MS: '2000',
       KOSH_WEBHOOK_LEASE_MS: '5000',

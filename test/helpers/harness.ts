@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import qs from 'qs';
@@ -81,6 +82,10 @@ export async function createHarness(
     KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
     KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0',
     KOSH_AUTH_FAILURE_LIMIT: '0',
+    // A key of its own per harness: secrets are stored encrypted under it (docs/security.md).
+    KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    // Test receivers listen on this machine; PostgreSQL's default (off) is tested on its own.
+    KOSH_ALLOW_LOOPBACK_WEBHOOKS: 'true',
     ...env,
   });
   const container = await createContainer(config, {

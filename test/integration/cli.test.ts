@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -125,7 +126,11 @@ describe('kosh serve with DATABASE_URL', { timeout: 120_000 }, () => {
     const database = await createEmptyPostgresDatabase();
     try {
       const dataDir = tempDir();
-      const server = await serve({ DATABASE_URL: database.url, KOSH_DATA_DIR: dataDir });
+      const server = await serve({
+        DATABASE_URL: database.url,
+        KOSH_DATA_DIR: dataDir,
+        KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      });
       const credentials: SandboxCredentials = JSON.parse(
         fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
       );

@@ -28,7 +28,14 @@ describe('kosh merchant activate|clarify|suspend', () => {
       const { stdout } = await run(
         process.execPath,
         ['--import', 'tsx', 'src/main.ts', ...args, '--database-url', url, '--data-dir', dataDir],
-        { cwd: ROOT, env: { ...process.env, KOSH_LOG_LEVEL: 'silent' } },
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            KOSH_LOG_LEVEL: 'silent',
+            KOSH_ENCRYPTION_KEY: harness.container.config.encryptionKey?.toString('base64'),
+          },
+        },
       );
       return { code: 0, stdout, stderr: '' };
     } catch (error) {

@@ -18,6 +18,9 @@ function startWorker(databaseUrl: string): ChildProcess {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
+      // The worker decrypts the endpoints' signing secrets with the same key as the harness.
+      KOSH_ENCRYPTION_KEY: harness.container.config.encryptionKey?.toString('base64'),
+      KOSH_ALLOW_LOOPBACK_WEBHOOKS: 'true',
       KOSH_WEBHOOK_LEASE_MS: '5000',
       KOSH_WEBHOOK_TIMEOUT_MS: '2000',
       KOSH_WEBHOOK_POLL_INTERVAL_MS: '100',

@@ -83,6 +83,7 @@ describe('two delivery workers on one PostgreSQL', () => {
         ids: container.ids,
         clock: container.clock,
         log: container.log,
+        keyring: container.keyring,
         send,
         ...container.config.webhooks,
         batchSize: 10,

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.js';
 
 const TYPE_STATUSES: Record<string, number[]> = {
-  invalid_request_error: [400, 404, 405, 409, 413, 415, 422],
+  // 408 and 431 are what the HTTP layer answers before a route: a request not received in time,
+  // headers too large (docs/errors.md).
+  invalid_request_error: [400, 404, 405, 408, 409, 413, 415, 422, 431],
   authentication_error: [401],
   permission_error: [403],
   // The design's envelope: an idempotency_error is a conflict with an earlier request (409) or a

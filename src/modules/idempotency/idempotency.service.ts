@@ -5,6 +5,7 @@ import { ERROR_CATALOGUE, KoshError } from '../../domain/errors.js';
 import { type IdGenerator, seededIds } from '../../domain/ids.js';
 import type { Principal } from '../../domain/principal.js';
 import type { Job } from '../../jobs/runner.js';
+import type { KeyRing } from '../../security/keyring.js';
 import type { Claim, IdempotencyRepo, KeyScope, StoredResponse } from './idempotency.repo.js';
 
 /** 1–255 printable ASCII characters (IETF draft-ietf-httpapi-idempotency-key-header; Stripe-style raw value). */
@@ -49,8 +50,20 @@ export function createIdempotencyService(deps: {
   ttlSeconds: number;
   /** How long an attempt holds its key; after that, a retry may take over (the attempt died). */
   lockSeconds: number;
+  /** Stored answers are encrypted: some carry a secret shown once (an API secret, a signing secret). */
+  keyring: KeyRing;
 }) {
-  const { db, repo, clock, ttlSeconds, lockSeconds } = deps;
+  const { db, repo, clock, ttlSeconds, lockSeconds, keyring } = deps;
+  const contextOf = (scope: KeyScope) => `idempotency:${scope.accountId}:${scope.mode}:${scope.key}`;
+  /** The answer as it is stored: its body encrypted and bound to the key's scope. */
+  const seal = (scope: KeyScope, response: StoredResponse): StoredResponse => ({
+    ...response,
+    body: Buffer.from(keyring.encrypt(response.body, contextOf(scope)), 'utf8'),
+  });
+  const open = (scope: KeyScope, stored: StoredResponse): StoredResponse => {
+    const text = stored.body.toString('utf8');
+    return keyring.isEncrypted(text) ? { ...stored, body: keyring.decrypt(text, contextOf(scope)) } : stored;
+  };
   /**
    * The keys this process is working on, with their fingerprints. A duplicate that arrives here is
    * answered at once, without waiting for a database connection: on the embedded database the one
@@ -80,7 +93,9 @@ export function createIdempotencyService(deps: {
       if (!existing) continue; // expired or released between the two statements: claim again
       if (!existing.fingerprint.equals(fingerprint)) throw new KoshError('idempotency_key_reused');
       if (existing.state === 'completed') {
-        return { replay: { status: existing.status, headers: existing.headers, body: existing.body } };
+        return {
+          replay: open(scope, { status: existing.status, headers: existing.headers, body: existing.body }),
+        };
       }
       if (existing.locked_until > now) throw new KoshError('idempotency_key_in_use');
       const taken = await repo.takeOver(db, scope, { from: existing.attempt, attempt, now, lockedUntil });
@@ -146,13 +161,13 @@ export function createIdempotencyService(deps: {
           ? await db.transaction(async (tx) => {
               const result = await work({ db: tx, ids, resumed });
               // A claim taken over meanwhile (this attempt outlived its lock) must not commit twice.
-              if (!(await repo.complete(tx, scope, claim.attempt, result))) {
+              if (!(await repo.complete(tx, scope, claim.attempt, seal(scope, result)))) {
                 throw new KoshError('idempotency_key_in_use');
               }
               return result;
             })
           : await work({ db, ids, resumed });
-      if (mode === 'phased' && !(await repo.complete(db, scope, claim.attempt, response))) {
+      if (mode === 'phased' && !(await repo.complete(db, scope, claim.attempt, seal(scope, response)))) {
         throw new KoshError('idempotency_key_in_use');
       }
       return { replayed: false, response };

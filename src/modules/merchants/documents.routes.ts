@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -42,7 +43,26 @@ const UploadBody = {
   },
 };
 
-/** Reads the two parts, `document_type` and `file`; any other part is refused by name. */
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The KYC upload, read whole before the handler (and before any Idempotency-Key is claimed). */
+    upload?: Upload;
+  }
+}
+
+/** What a multipart error from the parser says, in the caller's words; the part it was in, if known. */
+function malformed(reason: string, part: string | undefined): KoshError {
+  return new KoshError(
+    'invalid_body',
+    `The multipart body could not be read${part ? ` (in the part '${part}')` : ''}: ${reason}. Send multipart/form-data with the parts document_type and file.`,
+    part,
+  );
+}
+
+/**
+ * Reads the two parts, `document_type` and `file`, each exactly once; any other part is refused by
+ * name, and a body that is not well-formed multipart is a 400 naming the part it broke in.
+ */
 async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Upload> {
   if (!request.isMultipart()) {
     throw new KoshError(
@@ -51,8 +71,20 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Up
     );
   }
   const upload: Upload = { documentType: undefined, fileName: undefined, content: undefined };
+  const seen = new Set<string>();
+  let current: string | undefined;
   try {
     for await (const part of request.parts()) {
+      current = part.fieldname;
+      if (seen.has(part.fieldname)) {
+        if (part.type === 'file') part.file.resume();
+        throw new KoshError(
+          'invalid_body',
+          `The part '${part.fieldname}' was sent more than once; send each part once.`,
+          part.fieldname,
+        );
+      }
+      seen.add(part.fieldname);
       if (part.type === 'file' && part.fieldname === 'file') {
         upload.fileName = part.filename;
         upload.content = await part.toBuffer();
@@ -70,8 +102,10 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Up
         }
         throw new KoshError('unknown_field', `Unknown part '${name}'; send document_type and file.`, name);
       }
+      current = undefined;
     }
   } catch (error) {
+    if (error instanceof KoshError) throw error;
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') {
       throw new KoshError(
@@ -84,9 +118,29 @@ async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Up
     if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
       throw new KoshError('invalid_body', 'Too many parts; send document_type and file.');
     }
-    throw error;
+    // Anything else the parser says (no boundary, a boundary that does not match, a body cut off
+    // inside a part, headers it cannot read) is the body's fault, not Kosh's.
+    const reason = error instanceof Error ? error.message.replace(/\.$/, '') : 'malformed multipart';
+    throw malformed(reason, current);
   }
   return upload;
+}
+
+/**
+ * What the Idempotency-Key fingerprint sees of an upload: every part, the file by its name, size
+ * and SHA-256, so the same key with another file or another document type is another request.
+ */
+function fingerprintBody(upload: Upload): Record<string, unknown> {
+  return {
+    document_type: upload.documentType ?? null,
+    file: upload.content
+      ? {
+          name: upload.fileName ?? null,
+          size: upload.content.length,
+          sha256: createHash('sha256').update(upload.content).digest('hex'),
+        }
+      : null,
+  };
 }
 
 /**
@@ -111,6 +165,12 @@ export async function registerDocumentRoutes(
       {
         // The file is written before its row: never inside a transaction.
         config: { auth: 'partner', idempotency: 'phased' },
+        // The whole body is received before the handler runs (and so before an Idempotency-Key is
+        // claimed): a slow upload holds no database connection and no key.
+        preHandler: async (request) => {
+          request.upload = await readUpload(request, maxBytes);
+          request.body = fingerprintBody(request.upload);
+        },
         schema: {
           tags: ['Onboarding'],
           summary: 'Upload a KYC document',
@@ -125,7 +185,8 @@ export async function registerDocumentRoutes(
         },
       },
       async (request) => {
-        const upload = await readUpload(request, maxBytes);
+        const upload = request.upload;
+        if (!upload) throw new Error('The upload is read by the preHandler.');
         const { mid } = request.params as { mid: string };
         const document = await documents(request).upload(principalOf(request), mid, upload, {
           ids: request.ids,

@@ -6,6 +6,7 @@ import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Principal } from '../../domain/principal.js';
+import type { KeyRing } from '../../security/keyring.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { OrderRow } from '../orders/orders.repo.js';
 import type { OrdersService } from '../orders/orders.service.js';
@@ -86,8 +87,9 @@ export function createPaymentsService(deps: {
   /** How a connector's answer to `initiate` is recorded and what it implies (the payment states). */
   initiation: PaymentInitiation;
   publicUrl: string;
+  keyring: KeyRing;
 }) {
-  const { db, repo, ids, clock, orders, methods, connectors, initiation, publicUrl } = deps;
+  const { db, repo, ids, clock, orders, methods, connectors, initiation, publicUrl, keyring } = deps;
 
   return {
     /**
@@ -203,7 +205,10 @@ export function createPaymentsService(deps: {
 
     /** The key of the return POST's signature; made on first use and stable afterwards. */
     async returnSigningSecret(accountId: string, mode: Principal['mode']): Promise<string> {
-      return repo.returnSigningSecret(db, accountId, mode, `rss_${randomBytes(32).toString('base64url')}`);
+      // Stored encrypted, bound to the account and mode; the first use makes it.
+      const context = `return_signing_secret:${accountId}:${mode}`;
+      const fresh = keyring.encrypt(`rss_${randomBytes(32).toString('base64url')}`, context);
+      return keyring.reveal(await repo.returnSigningSecret(db, accountId, mode, fresh), context);
     },
   };
 }

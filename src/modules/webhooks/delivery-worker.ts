@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/db.js';
 import { type Clock, unixSeconds } from '../../domain/clock.js';
 import type { IdGenerator } from '../../domain/ids.js';
+import type { KeyRing } from '../../security/keyring.js';
 import type { ClaimedDelivery, DeliveriesRepo } from './deliveries.repo.js';
 import type { Sender, SendResult } from './http-sender.js';
 import {
@@ -13,6 +14,7 @@ import {
 } from './retry-schedule.js';
 import { signWebhook } from './signing.js';
 import type { WebhooksRepo } from './webhooks.repo.js';
+import { endpointSecretContext } from './webhooks.service.js';
 
 export interface DeliveryWorkerDeps {
   db: Db;
@@ -22,6 +24,7 @@ export interface DeliveryWorkerDeps {
   clock: Clock;
   send: Sender;
   log: Logger;
+  keyring: KeyRing;
   timeoutMs: number;
   leaseMs: number;
   batchSize: number;
@@ -65,9 +68,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       delivery.previous_secret_expires_at &&
       delivery.previous_secret_expires_at > now;
     const body = webhookBody(delivery);
+    const context = endpointSecretContext(delivery.endpoint_id);
     const headers = signWebhook(delivery.event_id, now, body, {
-      current: delivery.secret,
-      previous: overlap ? (delivery.previous_secret ?? undefined) : undefined,
+      current: deps.keyring.reveal(delivery.secret, context),
+      previous:
+        overlap && delivery.previous_secret
+          ? deps.keyring.reveal(delivery.previous_secret, context)
+          : undefined,
     });
     return deps.send({
       url: delivery.url,

@@ -33,7 +33,11 @@ export type Sender = (request: SendRequest) => Promise<SendResult>;
  * address is checked again at connect time through `guardedLookup`, so the URL rules hold for the
  * socket actually opened. A fresh connection per request (agent: false) keeps that check honest.
  */
-export function createHttpSender(resolver: Resolver, db: Pick<Db, 'assertNoTransaction'>): Sender {
+export function createHttpSender(
+  resolver: Resolver,
+  db: Pick<Db, 'assertNoTransaction'>,
+  options: { allowLoopback: boolean } = { allowLoopback: true },
+): Sender {
   return (request) => {
     db.assertNoTransaction('webhook send');
     return new Promise<SendResult>((resolve) => {
@@ -49,7 +53,7 @@ export function createHttpSender(resolver: Resolver, db: Pick<Db, 'assertNoTrans
         });
       let url: URL;
       try {
-        url = checkUrlShape(request.url, request.mode).url;
+        url = checkUrlShape(request.url, { mode: request.mode, allowLoopback: options.allowLoopback }).url;
       } catch (error) {
         fail((error as Error).message);
         return;
@@ -58,7 +62,7 @@ export function createHttpSender(resolver: Resolver, db: Pick<Db, 'assertNoTrans
       const outgoing = client.request(url, {
         method: 'POST',
         agent: false,
-        lookup: guardedLookup(request.mode, resolver),
+        lookup: guardedLookup({ mode: request.mode, allowLoopback: options.allowLoopback }, resolver),
         headers: {
           ...request.headers,
           'content-type': 'application/json',

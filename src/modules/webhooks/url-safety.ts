@@ -3,13 +3,15 @@ import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { KoshError } from '../../domain/errors.js';
 import type { Mode } from '../../domain/principal.js';
+import { isLoopback, specialPurposeBlock } from './special-addresses.js';
 
 /**
  * Where webhook requests may go. A webhook URL is chosen by the caller, so without these rules a key
  * holder could make Kosh call its own network (databases, cloud metadata at 169.254.169.254).
  *
- * Live mode: https only, and every address the host resolves to must be public unicast. Test mode:
- * the same, except that http is allowed and loopback addresses are allowed, so a developer can
+ * Live mode: https only, and every address the host resolves to must be public unicast, outside
+ * every block of the IANA special-purpose registries (special-addresses.ts). Test mode: the same,
+ * except that http is allowed and, where the operator allows it, loopback, so a developer can
  * receive webhooks on their own machine. The address check runs at registration AND when connecting
  * (see `guardedLookup`), so a DNS answer that changes after registration cannot slip through.
  */
@@ -49,20 +51,38 @@ function literalAddress(hostname: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined
   return ipaddr.parse(bare);
 }
 
-/** The address kind, with IPv4-mapped IPv6 (`::ffff:127.0.0.1`) judged as the IPv4 it carries. */
-function addressRange(address: ipaddr.IPv4 | ipaddr.IPv6): string {
+/** Loopback, also written as IPv4-mapped IPv6 (`::ffff:127.0.0.1`), as a local resolver may answer. */
+function isLoopbackAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
-    return (address as ipaddr.IPv6).toIPv4Address().range();
+    return isLoopback((address as ipaddr.IPv6).toIPv4Address());
   }
-  return address.range();
+  return isLoopback(address);
 }
 
-/** Whether Kosh may connect to this address in this mode. */
-export function isAllowedAddress(address: string, mode: Mode): boolean {
+/**
+ * Whether Kosh may connect to this address: an ordinary public unicast address, in no block of the
+ * IANA special-purpose registries; in test mode also loopback, when the operator allows it
+ * (`KOSH_ALLOW_LOOPBACK_WEBHOOKS`). Live mode never reaches loopback.
+ */
+export function isAllowedAddress(address: string, mode: Mode, allowLoopback = true): boolean {
   if (!ipaddr.isValid(address)) return false;
-  const range = addressRange(ipaddr.parse(address));
-  if (range === 'unicast') return true;
-  return mode === 'test' && range === 'loopback';
+  const parsed = ipaddr.parse(address);
+  if (mode === 'test' && allowLoopback && isLoopbackAddress(parsed)) return true;
+  return parsed.range() === 'unicast' && specialPurposeBlock(parsed) === undefined;
+}
+
+/**
+ * Who the URL is for: the mode of the key that registered it, and whether the operator lets test
+ * mode reach this machine's loopback (`KOSH_ALLOW_LOOPBACK_WEBHOOKS`). A bare mode means loopback
+ * allowed in test mode (the embedded sandbox's default).
+ */
+export interface WebhookUrlPolicy {
+  mode: Mode;
+  allowLoopback: boolean;
+}
+
+function policyOf(target: Mode | WebhookUrlPolicy): WebhookUrlPolicy {
+  return typeof target === 'string' ? { mode: target, allowLoopback: true } : target;
 }
 
 function isLoopbackName(hostname: string): boolean {
@@ -73,7 +93,12 @@ function isLoopbackName(hostname: string): boolean {
  * The checks that need no network: scheme, credentials, port, host shape and literal addresses.
  * Returns the parsed URL and, for an IP-literal host, its address.
  */
-export function checkUrlShape(raw: string, mode: Mode): { url: URL; literal: string | undefined } {
+export function checkUrlShape(
+  raw: string,
+  target: Mode | WebhookUrlPolicy,
+): { url: URL; literal: string | undefined } {
+  const { mode, allowLoopback } = policyOf(target);
+  const developerMachine = mode === 'test' && allowLoopback;
   if (raw.length > MAX_URL_LENGTH) throw new UnsafeUrlError(`longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
@@ -89,22 +114,28 @@ export function checkUrlShape(raw: string, mode: Mode): { url: URL; literal: str
   const hostname = url.hostname.toLowerCase();
   if (!hostname) throw new UnsafeUrlError('the URL has no host');
   const literal = literalAddress(hostname);
-  const loopback = literal ? addressRange(literal) === 'loopback' : isLoopbackName(hostname);
+  const loopback = literal ? isLoopbackAddress(literal) : isLoopbackName(hostname);
   if (url.port !== '') {
     const port = Number(url.port);
-    const developerLoopback = mode === 'test' && loopback;
+    const developerLoopback = developerMachine && loopback;
     if (!developerLoopback && port < 1024 && !ALLOWED_LOW_PORTS.has(port)) {
       throw new UnsafeUrlError(`port ${port} is not allowed`);
     }
   }
   if (literal) {
     const address = literal.toString();
-    if (!isAllowedAddress(address, mode)) throw new UnsafeUrlError(`${hostname} is not a public address`);
+    if (!isAllowedAddress(address, mode, allowLoopback)) {
+      throw new UnsafeUrlError(`${hostname} is not a public address`);
+    }
     return { url, literal: address };
   }
   if (loopback) {
-    if (mode === 'test') return { url, literal: undefined };
-    throw new UnsafeUrlError(`${hostname} is not a public host`);
+    if (developerMachine) return { url, literal: undefined };
+    throw new UnsafeUrlError(
+      mode === 'test'
+        ? `${hostname} is this machine, and this Kosh does not send test webhooks to it (KOSH_ALLOW_LOOPBACK_WEBHOOKS)`
+        : `${hostname} is not a public host`,
+    );
   }
   if (!hostname.includes('.') || PRIVATE_NAME_SUFFIXES.some((suffix) => hostname.endsWith(suffix))) {
     throw new UnsafeUrlError(`${hostname} is not a public host name`);
@@ -112,7 +143,11 @@ export function checkUrlShape(raw: string, mode: Mode): { url: URL; literal: str
   return { url, literal: undefined };
 }
 
-async function resolveChecked(hostname: string, mode: Mode, resolver: Resolver): Promise<ResolvedAddress[]> {
+async function resolveChecked(
+  hostname: string,
+  policy: WebhookUrlPolicy,
+  resolver: Resolver,
+): Promise<ResolvedAddress[]> {
   let addresses: ResolvedAddress[];
   try {
     addresses = await resolver.lookup(hostname);
@@ -120,15 +155,22 @@ async function resolveChecked(hostname: string, mode: Mode, resolver: Resolver):
     throw new UnsafeUrlError(`${hostname} could not be resolved`);
   }
   if (addresses.length === 0) throw new UnsafeUrlError(`${hostname} could not be resolved`);
-  const blocked = addresses.find((entry) => !isAllowedAddress(entry.address, mode));
+  const blocked = addresses.find(
+    (entry) => !isAllowedAddress(entry.address, policy.mode, policy.allowLoopback),
+  );
   if (blocked) throw new UnsafeUrlError(`${hostname} resolves to ${blocked.address}, not a public address`);
   return addresses;
 }
 
 /** The full registration check: shape, then every resolved address. Returns the normalised URL. */
-export async function validateWebhookUrl(raw: string, mode: Mode, resolver: Resolver): Promise<string> {
-  const { url, literal } = checkUrlShape(raw, mode);
-  if (!literal) await resolveChecked(url.hostname.replace(/^\[|\]$/g, ''), mode, resolver);
+export async function validateWebhookUrl(
+  raw: string,
+  target: Mode | WebhookUrlPolicy,
+  resolver: Resolver,
+): Promise<string> {
+  const policy = policyOf(target);
+  const { url, literal } = checkUrlShape(raw, policy);
+  if (!literal) await resolveChecked(url.hostname.replace(/^\[|\]$/g, ''), policy, resolver);
   return url.toString();
 }
 
@@ -137,9 +179,10 @@ export async function validateWebhookUrl(raw: string, mode: Mode, resolver: Reso
  * address that is not allowed, so the check applies to the address actually connected to.
  * (Node skips `lookup` for IP-literal hosts; `checkUrlShape` covers those before connecting.)
  */
-export function guardedLookup(mode: Mode, resolver: Resolver): LookupFunction {
+export function guardedLookup(target: Mode | WebhookUrlPolicy, resolver: Resolver): LookupFunction {
+  const policy = policyOf(target);
   return (hostname, options, callback) => {
-    resolveChecked(hostname, mode, resolver).then(
+    resolveChecked(hostname, policy, resolver).then(
       (addresses) => {
         const wanted = addresses.filter((entry) => !options.family || entry.family === options.family);
         const usable = wanted.length > 0 ? wanted : addresses;

@@ -4,12 +4,18 @@ import { KoshError, notFound } from '../../domain/errors.js';
 import { type IdGenerator, looksLikeId } from '../../domain/ids.js';
 import { MAX_PAGE_SIZE, type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Principal } from '../../domain/principal.js';
+import type { KeyRing } from '../../security/keyring.js';
 import type { AttemptRow, DeliveriesRepo, DeliveryRow } from './deliveries.repo.js';
 import { newWebhookSecret } from './signing.js';
 import type { Resolver } from './url-safety.js';
 import { validateWebhookUrl } from './url-safety.js';
 import type { EndpointRow, WebhooksRepo } from './webhooks.repo.js';
 import type { CreateEndpointBody, Delivery, Endpoint, UpdateEndpointBody } from './webhooks.schemas.js';
+
+/** The associated data of an endpoint's encrypted signing secrets (current and previous). */
+export function endpointSecretContext(endpointId: string): string {
+  return `webhook_endpoint:${endpointId}`;
+}
 
 /** After a rotation, deliveries carry signatures with the old and the new secret for this long. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -67,8 +73,15 @@ export function createWebhooksService(deps: {
   ids: IdGenerator;
   clock: Clock;
   resolver: Resolver;
+  keyring: KeyRing;
+  /** KOSH_ALLOW_LOOPBACK_WEBHOOKS: test-mode URLs may point at this machine. */
+  allowLoopback: boolean;
 }) {
-  const { db, repo, deliveries, ids, clock, resolver } = deps;
+  const { db, repo, deliveries, ids, clock, resolver, keyring, allowLoopback } = deps;
+  const policy = (principal: Principal) => ({ mode: principal.mode, allowLoopback });
+  /** Signing secrets are stored encrypted, bound to their endpoint. */
+  const seal = (endpointId: string, secret: string) =>
+    keyring.encrypt(secret, endpointSecretContext(endpointId));
 
   /** The caller's endpoint or a 404: another account's or mode's endpoint is indistinguishable from none. */
   async function owned(
@@ -86,7 +99,7 @@ export function createWebhooksService(deps: {
 
   async function resumeCreation(principal: Principal, id: string, secret: string): Promise<EndpointRow> {
     await owned(principal, id);
-    const row = await repo.replaceSecret(db, id, secret, clock.now());
+    const row = await repo.replaceSecret(db, id, seal(id, secret), clock.now());
     if (!row) throw notFound('webhook endpoint', id);
     return row;
   }
@@ -125,7 +138,7 @@ export function createWebhooksService(deps: {
       options: { ids?: IdGenerator } = {},
     ): Promise<Endpoint> {
       // The URL check resolves the host: outside any transaction, before anything is written.
-      const url = await validateWebhookUrl(input.url, principal.mode, resolver);
+      const url = await validateWebhookUrl(input.url, policy(principal), resolver);
       const secret = newWebhookSecret();
       const id = (options.ids ?? ids).next('whk');
       const now = clock.now();
@@ -137,7 +150,7 @@ export function createWebhooksService(deps: {
           url,
           description: input.description ?? null,
           enabledEvents: input.enabled_events ?? ['*'],
-          secret,
+          secret: seal(id, secret),
           now,
         })) ?? (await resumeCreation(principal, id, secret));
       if (input.enabled === false)
@@ -159,7 +172,9 @@ export function createWebhooksService(deps: {
       await owned(principal, id);
       // The network check runs before the transaction: no DNS lookups while holding row locks.
       const url =
-        input.url === undefined ? undefined : await validateWebhookUrl(input.url, principal.mode, resolver);
+        input.url === undefined
+          ? undefined
+          : await validateWebhookUrl(input.url, policy(principal), resolver);
       return db.transaction(async (tx) => {
         await owned(principal, id, tx, true);
         const row = await repo.update(
@@ -195,7 +210,7 @@ export function createWebhooksService(deps: {
         const row = await repo.rotateSecret(
           tx,
           id,
-          secret,
+          seal(id, secret),
           new Date(now.getTime() + ROTATION_OVERLAP_MS),
           now,
         );

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +27,7 @@ export async function createFaultFixture(
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: postgres.url,
+    KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     KOSH_DATA_DIR: dataDir,
     KOSH_SANDBOX_BOOTSTRAP: 'false',
     // `serve` says it is ready at info level.
