@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { FILES, multipart, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
@@ -214,6 +214,109 @@ describeEachDatabase(
         payload,
       });
       expect(multipartOrder.statusCode).toBe(415);
+    });
+
+    describe('malformed and repeated multipart', () => {
+      const send = (payload: string | Buffer, contentType: string) =>
+        harness().app.inject({
+          method: 'POST',
+          url: `/v1/api-portal/merchants/kyc-document/${mid}/`,
+          headers: { 'content-type': contentType, authorization: partner.auth },
+          payload,
+        });
+      const valid = () =>
+        multipart([
+          { name: 'document_type', value: 'pan' },
+          { name: 'file', filename: 'a.pdf', content: FILES.pdf, contentType: 'application/pdf' },
+        ]);
+
+      it.each([
+        ['no boundary', () => ({ payload: valid().payload, type: 'multipart/form-data' })],
+        [
+          'a body cut off inside the file part',
+          () => {
+            const { payload, headers } = valid();
+            return { payload: payload.subarray(0, payload.length - 40), type: headers['content-type']! };
+          },
+        ],
+        [
+          'a body that is not multipart',
+          () => ({ payload: '{"document_type":"pan"}', type: 'multipart/form-data; boundary=XX' }),
+        ],
+        [
+          'a boundary that does not match',
+          () => ({ payload: valid().payload, type: 'multipart/form-data; boundary=not-the-one' }),
+        ],
+      ] as const)('answers a JSON 400 for %s, stores nothing and logs no stack', async (_name, make) => {
+        const { payload, type } = make();
+        const before = storedFiles().length;
+        const logsBefore = harness().logs().length;
+        const response = await send(payload, type);
+        expect(response.statusCode, response.body).toBe(400);
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+        expect(response.json().error).toMatchObject({ type: 'invalid_request_error' });
+        expect(['invalid_body', 'missing_field']).toContain(response.json().error.code);
+        expect(response.json().error.request_id).toBe(response.headers['x-request-id']);
+        expect(storedFiles().length).toBe(before);
+        const logged = harness().logs().slice(logsBefore);
+        expect(logged).not.toContain('"stack"');
+        expect(logged).not.toContain('internal_error');
+      });
+
+      it('refuses a part sent twice (two document types before the file), naming it', async () => {
+        const { payload, headers } = multipart([
+          { name: 'document_type', value: 'pan' },
+          { name: 'document_type', value: 'gst_certificate' },
+          { name: 'file', filename: 'a.pdf', content: FILES.pdf, contentType: 'application/pdf' },
+        ]);
+        const before = storedFiles().length;
+        const response = await send(payload, headers['content-type']!);
+        expect(response.statusCode).toBe(400);
+        expect(response.json().error).toMatchObject({ code: 'invalid_body', field: 'document_type' });
+        expect(storedFiles().length).toBe(before);
+      });
+
+      it('fingerprints every part: the same key with another upload is 422; the same upload replays', async () => {
+        const key = { 'idempotency-key': `upload-${harness().kind}` };
+        const first = multipart([
+          { name: 'document_type', value: 'pan' },
+          { name: 'file', filename: 'pan.pdf', content: FILES.pdf, contentType: 'application/pdf' },
+        ]);
+        const inject = (body: { payload: Buffer; headers: Record<string, string> }) =>
+          harness().app.inject({
+            method: 'POST',
+            url: `/v1/api-portal/merchants/kyc-document/${mid}/`,
+            headers: { ...body.headers, ...key, authorization: partner.auth },
+            payload: body.payload,
+          });
+        const before = storedFiles().length;
+        const created = await inject(first);
+        expect(created.statusCode, created.body).toBe(200);
+        const otherFile = Buffer.concat([FILES.pdf, Buffer.from('another file')]);
+        for (const other of [
+          [
+            { name: 'document_type', value: 'bank_statement' },
+            { name: 'file', filename: 'pan.pdf', content: FILES.pdf },
+          ],
+          [
+            { name: 'document_type', value: 'pan' },
+            { name: 'file', filename: 'pan.pdf', content: otherFile },
+          ],
+          [
+            { name: 'document_type', value: 'pan' },
+            { name: 'file', filename: 'renamed.pdf', content: FILES.pdf },
+          ],
+        ]) {
+          const reused = await inject(multipart(other));
+          expect(reused.statusCode).toBe(422);
+          expect(reused.json().error.code).toBe('idempotency_key_reused');
+        }
+        const replay = await inject(first);
+        expect(replay.statusCode).toBe(200);
+        expect(replay.headers['idempotent-replayed']).toBe('true');
+        expect(replay.body).toBe(created.body);
+        expect(storedFiles().length).toBe(before + 1);
+      });
     });
 
     it("answers 404 for another partner's merchant and stores nothing", async () => {
