@@ -44,12 +44,7 @@ function parse(answer: string): {
   return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) };
 }
 
-function expectEnvelope(
-  status: number,
-  headers: Record<string, unknown>,
-  body: unknown,
-  code: string,
-) {
+function expectEnvelope(status: number, headers: Record<string, unknown>, body: unknown, code: string) {
   const error = (body as { error: Record<string, unknown> }).error;
   expect(status).toBe(ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].status);
   expect(error).toMatchObject({ code, type: 'invalid_request_error' });

@@ -1,0 +1,102 @@
+import net from 'node:net';
+import { beforeAll, expect, it } from 'vitest';
+import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { proprietorBody } from '../helpers/onboarding.js';
+
+/**
+ * A denial of service by unfinished uploads: 50 connections each start a KYC upload (half with an
+ * Idempotency-Key), send the first part and the file part's headers, and go idle. Other tenants
+ * must not notice (no 503, p99 under 100 ms), because an upload is read whole before it costs a
+ * database connection or claims a key; and the idle connections are closed by the request timeout.
+ */
+const REQUEST_TIMEOUT_MS = 4_000;
+const SLOW = 50;
+
+describeEachDatabase(
+  'security: unfinished uploads do not starve other tenants',
+  (harness) => {
+    let partner: TestAccount;
+    let other: TestAccount;
+    let mid: string;
+    let port: number;
+
+    beforeAll(async () => {
+      await harness().app.listen({ port: 0, host: '127.0.0.1' });
+      port = (harness().app.server.address() as net.AddressInfo).port;
+      partner = await harness().partner('Slow uploader');
+      other = await harness().merchant('Other tenant');
+      const created = await harness().request('POST', '/v1/api-portal/merchants/', {
+        auth: partner,
+        json: proprietorBody(),
+      });
+      mid = created.json().data.id;
+    });
+
+    /** Starts an upload that never finishes; resolves when the server closes the connection. */
+    function unfinishedUpload(index: number): { closed: Promise<number> } {
+      const socket = net.connect(port, '127.0.0.1');
+      const started = Date.now();
+      const boundary = 'XX';
+      const head = [
+        `POST /v1/api-portal/merchants/kyc-document/${mid}/ HTTP/1.1`,
+        'Host: 127.0.0.1',
+        `Authorization: ${partner.auth}`,
+        `Content-Type: multipart/form-data; boundary=${boundary}`,
+        'Content-Length: 100000',
+        ...(index % 2 === 0 ? [`Idempotency-Key: slow-${index}`] : []),
+      ].join('\r\n');
+      socket.on('error', () => {});
+      // Read whatever the server answers (a 408), so the socket can see the server close it.
+      socket.resume();
+      socket.write(
+        `${head}\r\n\r\n--${boundary}\r\nContent-Disposition: form-data; name="document_type"\r\n\r\npan\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.7\n`,
+      );
+      return { closed: new Promise((resolve) => socket.on('close', () => resolve(Date.now() - started))) };
+    }
+
+    it(`${SLOW} idle uploads: other tenants get answers as usual, and the uploads are cut off by the timeout`, async () => {
+      const base = `http://127.0.0.1:${port}`;
+      const call = async (method: 'GET' | 'POST') => {
+        const started = performance.now();
+        const response = await fetch(`${base}/v1/orders/`, {
+          method,
+          headers: { authorization: other.auth, 'content-type': 'application/json' },
+          body: method === 'POST' ? JSON.stringify({ amount: 5000, currency: 'INR' }) : undefined,
+        });
+        await response.arrayBuffer();
+        return { status: response.status, ms: performance.now() - started };
+      };
+      for (let i = 0; i < 5; i++) await call('GET'); // the key is verified and cached, the connection warm
+
+      const slow = Array.from({ length: SLOW }, (_, index) => unfinishedUpload(index));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const answers: { status: number; ms: number }[] = [];
+      const until = Date.now() + 2_000;
+      while (Date.now() < until) {
+        answers.push(...(await Promise.all([call('GET'), call('POST'), call('GET'), call('POST')])));
+      }
+      const latencies = answers.map((answer) => answer.ms).sort((a, b) => a - b);
+      const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? Infinity;
+      process.stdout.write(
+        `[slow uploads ${harness().kind}] ${answers.length} requests of another tenant meanwhile, p99 ${p99.toFixed(1)} ms\n`,
+      );
+      expect(answers.length).toBeGreaterThan(40);
+      expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
+      expect(p99).toBeLessThan(100);
+
+      const closedAfter = await Promise.all(slow.map((upload) => upload.closed));
+      for (const ms of closedAfter) {
+        expect(ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 1_000);
+        expect(ms).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
+      }
+      // Nothing was claimed or stored for them.
+      const keys = await harness().container.db.query(
+        'SELECT key FROM idempotency_keys WHERE account_id = $1',
+        [partner.id],
+      );
+      expect(keys).toEqual([]);
+    }, 30_000);
+  },
+  { KOSH_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), KOSH_HEADERS_TIMEOUT_MS: '2000' },
+);
