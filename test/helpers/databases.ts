@@ -12,12 +12,13 @@ export type DatabaseKind = (typeof DATABASE_KINDS)[number];
 /** A fresh, migrated database of its own for one test file; closing it drops it. */
 export async function openTestDatabase(
   kind: DatabaseKind,
-  options: { poolSize?: number } = {},
+  options: { poolSize?: number; pgliteDir?: string } = {},
 ): Promise<Db & { url?: string }> {
   if (kind === 'pglite') {
     const snapshot = new Blob([fs.readFileSync(inject('pgliteSnapshot'))]);
     return openPglite({
-      dataDir: undefined,
+      // In memory, unless a test needs the folder (a scan of what is stored on disk).
+      dataDir: options.pgliteDir,
       loadDataDir: snapshot,
       connectTimeoutMs: 5_000,
       transactionGuard: true,

@@ -57,6 +57,8 @@ export interface HarnessOptions {
   liveConnector?: ContainerOptions['liveConnector'];
   /** The system clock instead of the test clock: for tests that run the background jobs in real time. */
   realClock?: boolean;
+  /** Keep the embedded database in this folder instead of memory. */
+  pgliteDir?: string;
 }
 
 export async function createHarness(
@@ -64,7 +66,7 @@ export async function createHarness(
   env: Record<string, string> = {},
   options: HarnessOptions = {},
 ): Promise<Harness> {
-  const db = countingDb(await openTestDatabase(kind));
+  const db = countingDb(await openTestDatabase(kind, { pgliteDir: options.pgliteDir }));
   const clock = new TestClock();
   if (options.realClock) clock.now = () => new Date();
   let captured = '';
