@@ -59,6 +59,8 @@ export interface Config {
    * merchant's test key could otherwise make Kosh call the host's own services). Live never.
    */
   allowLoopbackWebhooks: boolean;
+  /** Fault-suite crash points to arm (docs/testing.md); empty in every real deployment. */
+  failpoints: string[];
 }
 
 /** How long payments stay open, how long they are asked about, and the sandbox's simulated bank. */
@@ -321,6 +323,10 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     requestLog: boolean(merged, 'KOSH_REQUEST_LOG', true),
     webhooks: webhookSettings(merged),
     allowLoopbackWebhooks: boolean(merged, 'KOSH_ALLOW_LOOPBACK_WEBHOOKS', databaseUrl === undefined),
+    failpoints: (merged.KOSH_FAILPOINTS ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
     kycMaxFileBytes: integer(merged, 'KOSH_KYC_MAX_FILE_BYTES', 5 * 1024 * 1024, 1024, 50 * 1024 * 1024),
     vpaHandle,
     idempotencyTtlSeconds: integer(merged, 'KOSH_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 30 * 86_400),

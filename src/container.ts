@@ -9,6 +9,7 @@ import { migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
 import { type Clock, systemClock } from './domain/clock.js';
+import { createFailpoints } from './domain/failpoints.js';
 import { createIdGenerator, type IdGenerator } from './domain/ids.js';
 import { createLogger } from './log.js';
 import { createAccountsRepo } from './modules/accounts/accounts.repo.js';
@@ -325,6 +326,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       ttlSeconds: config.idempotencyTtlSeconds,
       lockSeconds: config.idempotencyLockSeconds,
       keyring,
+      failpoints: createFailpoints(config.failpoints),
     });
 
     return {

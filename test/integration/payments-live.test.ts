@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { requestFingerprint } from '../../src/http/idempotency.js';
 import { createFakepayConnector } from '../helpers/fakepay/connector.js';
 import { Fakepay, fakepayWebhookSignature } from '../helpers/fakepay/server.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
@@ -214,6 +215,52 @@ describeEachDatabase(
         body: paidView,
       });
       expect(stranger.status).toBe(404);
+      fakepay.webhookTiming = 'after';
+    });
+
+    it('a keyed payment whose attempt died after the provider call resumes on retry: one order at the provider', async () => {
+      fakepay.webhookTiming = 'none';
+      const order = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: { amount: 5000, currency: 'INR' },
+      });
+      const body = paymentBody(order.json().data.id, { bank: 'HDFC' });
+      const principal = {
+        accountId: merchant.id,
+        accountKind: 'merchant' as const,
+        accountName: 'Live Shop',
+        mode: 'live' as const,
+        apiKey: merchant.credentials.api_key,
+      };
+      const { services } = harness().container;
+      const callsBefore = fakepay.calls.filter((call) => call.startsWith('POST')).length;
+      let started: string | undefined;
+      // The first attempt records the payment and starts it at the provider, then dies before its
+      // answer is stored (the keyed request's recovery point is the payment itself).
+      await expect(
+        services.idempotency.execute(
+          principal,
+          'live-crash-1',
+          requestFingerprint('POST', '/v1/payments/create/s2s/', body),
+          'phased',
+          async (work) => {
+            started = (await services.payments.create(principal, body as never, { ids: work.ids }))
+              .payment_id;
+            throw new Error('the process died');
+          },
+        ),
+      ).rejects.toThrow('the process died');
+      expect(fakepay.ordersFor(started!)).toHaveLength(1);
+      const retry = await harness().request('POST', '/v1/payments/create/s2s/', {
+        auth: merchant,
+        json: body,
+        headers: { 'idempotency-key': 'live-crash-1' },
+      });
+      expect(retry.statusCode, retry.body).toBe(200);
+      expect(retry.json().payment_id).toBe(started);
+      expect(fakepay.ordersFor(started!)).toHaveLength(1);
+      // The provider was called once for this payment: the retry found its start recorded.
+      expect(fakepay.calls.filter((call) => call.startsWith('POST')).length).toBe(callsBefore + 1);
       fakepay.webhookTiming = 'after';
     });
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { ERROR_CATALOGUE, KoshError } from '../../domain/errors.js';
+import type { Failpoints } from '../../domain/failpoints.js';
 import { type IdGenerator, seededIds } from '../../domain/ids.js';
 import type { Principal } from '../../domain/principal.js';
 import type { Job } from '../../jobs/runner.js';
@@ -52,6 +53,7 @@ export function createIdempotencyService(deps: {
   lockSeconds: number;
   /** Stored answers are encrypted: some carry a secret shown once (an API secret, a signing secret). */
   keyring: KeyRing;
+  failpoints?: Failpoints;
 }) {
   const { db, repo, clock, ttlSeconds, lockSeconds, keyring } = deps;
   const contextOf = (scope: KeyScope) => `idempotency:${scope.accountId}:${scope.mode}:${scope.key}`;
@@ -167,6 +169,7 @@ export function createIdempotencyService(deps: {
               return result;
             })
           : await work({ db, ids, resumed });
+      deps.failpoints?.failpoint('idempotency-before-store');
       if (mode === 'phased' && !(await repo.complete(db, scope, claim.attempt, seal(scope, response)))) {
         throw new KoshError('idempotency_key_in_use');
       }

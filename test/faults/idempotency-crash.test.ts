@@ -1,0 +1,160 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFaultFixture, type FaultFixture } from './support/fixture.js';
+import { paymentBody } from './support/payment-workload.js';
+import { freePort } from './support/postgres-instance.js';
+import { koshCommand, Service } from './support/service.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const PDF = Buffer.concat([
+  Buffer.from('%PDF-1.7\n1 0 obj\n<<>>\nendobj\n'),
+  Buffer.alloc(64, 7),
+  Buffer.from('\n%%EOF\n'),
+]);
+const LOCK_SECONDS = 2;
+
+/**
+ * `kill -9` of the service after a keyed request's outside call (the file written, the payment
+ * recorded and started) and before its answer is stored: a retry with the same Idempotency-Key,
+ * once the dead attempt's lock has run out, resumes it. One file is stored and one payment made,
+ * never two. The crash is placed exactly by a fault-suite crash point (KOSH_FAILPOINTS).
+ */
+describe('kill -9 between the outside call and the stored answer of a keyed request', () => {
+  let fixture: FaultFixture;
+  let service: Service | undefined;
+  let partnerAuth: string;
+
+  beforeAll(async () => {
+    fixture = await createFaultFixture('Crash Merchant', {
+      KOSH_IDEMPOTENCY_LOCK_SECONDS: String(LOCK_SECONDS),
+      KOSH_ALLOW_LOOPBACK_WEBHOOKS: 'true',
+    });
+    const { stdout } = await koshCommand(['partner', 'create', '--name', 'Crash Partner', '--json'], {
+      ...fixture.env,
+      KOSH_LOG_LEVEL: 'warn',
+    });
+    const partner = JSON.parse(stdout);
+    partnerAuth = `Basic ${Buffer.from(`${partner.api_key}:${partner.secret_key}`).toString('base64')}`;
+  });
+
+  afterAll(async () => {
+    service?.kill9();
+    fixture?.destroy();
+  });
+
+  /** Starts the service; with `crash`, armed to die right before a keyed answer is stored. */
+  async function start(crash: boolean): Promise<Service> {
+    const env = { ...fixture.env, ...(crash ? { KOSH_FAILPOINTS: 'idempotency-before-store' } : {}) };
+    service = new Service(await freePort(), env, ['--workers', '1']);
+    await service.start();
+    return service;
+  }
+
+  async function send(url: string, init: RequestInit): Promise<{ status: number | 'died'; body?: unknown }> {
+    try {
+      const response = await fetch(url, init);
+      return { status: response.status, body: await response.json() };
+    } catch {
+      return { status: 'died' };
+    }
+  }
+
+  /** Retries as a client would, until the dead attempt's lock has run out and the request resumes. */
+  async function retry(url: string, init: () => RequestInit) {
+    const deadline = Date.now() + (LOCK_SECONDS + 10) * 1000;
+    for (;;) {
+      const answer = await send(url, init());
+      if (answer.status !== 409 || Date.now() > deadline) return answer;
+      await sleep(250);
+    }
+  }
+
+  it('a KYC upload: resumed on retry, one document and one file', async () => {
+    let running = await start(false);
+    const created = await send(`${running.url}/v1/api-portal/merchants/`, {
+      method: 'POST',
+      headers: { authorization: partnerAuth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        legal_name: 'Crash Stores',
+        display_name: 'Crash Stores',
+        email: 'owner@crash.example',
+        contact: '+919876543210',
+        business_type: 'proprietorship',
+        business_category: 'ecommerce',
+        business_subcategory: 'grocery',
+        address: { line1: '1 MG Road', city: 'Bengaluru', state: 'KA', postal_code: '560001', country: 'IN' },
+        pan: 'ABCPS1234D',
+      }),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const mid = (created.body as { data: { id: string } }).data.id;
+    await running.stop();
+
+    const upload = () => {
+      const form = new FormData();
+      form.append('document_type', 'pan');
+      form.append('file', new Blob([PDF], { type: 'application/pdf' }), 'pan.pdf');
+      return {
+        method: 'POST',
+        headers: { authorization: partnerAuth, 'idempotency-key': 'crash-upload-1' },
+        body: form,
+      } satisfies RequestInit;
+    };
+    running = await start(true);
+    const first = await send(`${running.url}/v1/api-portal/merchants/kyc-document/${mid}/`, upload());
+    expect(first.status).toBe('died');
+    await sleep(200);
+    expect(running.alive).toBe(false);
+    const documents = path.join(String(fixture.env.KOSH_DATA_DIR), 'documents');
+    expect(fs.readdirSync(documents)).toHaveLength(1);
+
+    running = await start(false);
+    const resumed = await retry(`${running.url}/v1/api-portal/merchants/kyc-document/${mid}/`, upload);
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    const again = await send(`${running.url}/v1/api-portal/merchants/kyc-document/${mid}/`, upload());
+    expect(again.body).toEqual(resumed.body);
+    const list = await send(`${running.url}/v1/api-portal/merchants/${mid}/kyc-documents/`, {
+      headers: { authorization: partnerAuth },
+    });
+    expect((list.body as { data: unknown[] }).data).toHaveLength(1);
+    expect(fs.readdirSync(documents)).toHaveLength(1);
+    await running.stop();
+  }, 90_000);
+
+  it('an S2S payment: resumed on retry, one payment, the same answer', async () => {
+    let running = await start(false);
+    const order = await send(`${running.url}/v1/orders/`, {
+      method: 'POST',
+      headers: { authorization: fixture.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 5000, currency: 'INR' }),
+    });
+    const orderId = (order.body as { data: { id: string } }).data.id;
+    await running.stop();
+    const pay = () => ({
+      method: 'POST',
+      headers: {
+        authorization: fixture.auth,
+        'content-type': 'application/json',
+        'idempotency-key': 'crash-payment-1',
+      },
+      body: JSON.stringify(paymentBody(orderId, 5000, false)),
+    });
+    running = await start(true);
+    expect((await send(`${running.url}/v1/payments/create/s2s/`, pay())).status).toBe('died');
+
+    running = await start(false);
+    const resumed = await retry(`${running.url}/v1/payments/create/s2s/`, pay);
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    const paymentId = (resumed.body as { payment_id: string }).payment_id;
+    const payments = await send(`${running.url}/v1/orders/${orderId}/payments/`, {
+      headers: { authorization: fixture.auth },
+    });
+    expect((payments.body as { data: { id: string }[] }).data.map((payment) => payment.id)).toEqual([
+      paymentId,
+    ]);
+    const replay = await send(`${running.url}/v1/payments/create/s2s/`, pay());
+    expect(replay.body).toEqual(resumed.body);
+    await running.stop();
+  }, 90_000);
+});
