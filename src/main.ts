@@ -14,6 +14,7 @@ import { buildServer } from './http/server.js';
 import { backgroundJobs } from './jobs/jobs.js';
 import { startJobs } from './jobs/runner.js';
 import { createLogger } from './log.js';
+import { sealSecrets } from './security/sealed-columns.js';
 
 const USAGE = `Usage: kosh <command> [options]
 
@@ -32,6 +33,8 @@ Commands:
   partner create --name NAME             create a partner with a test key
   keys create --account ID --mode test|live
                                          issue a key (live keys need an activated account)
+  encryption rotate                      re-encrypt every stored secret with KOSH_ENCRYPTION_KEY
+                                         (the old key in KOSH_ENCRYPTION_PREVIOUS_KEYS meanwhile)
 
 Options:
   --port N  --host ADDR  --data-dir DIR  --public-url URL  --database-url URL
@@ -236,6 +239,9 @@ async function admin(
       const mode = required(values.mode, '--mode');
       if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live.');
       output = await accounts.issueKey(required(values.account, '--account'), mode as Mode);
+    } else if (command === 'encryption' && sub === 'rotate') {
+      const reencrypted = await sealSecrets(container.db, container.keyring, { rotate: true });
+      output = { reencrypted, key_id: container.keyring.currentKeyId };
     } else {
       throw new UsageError(`Unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
     }
