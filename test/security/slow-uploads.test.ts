@@ -33,7 +33,7 @@ describeEachDatabase(
     });
 
     /** Starts an upload that never finishes; resolves when the server closes the connection. */
-    function unfinishedUpload(index: number): { closed: Promise<number> } {
+    function unfinishedUpload(index: number): { closed: Promise<number>; socket: net.Socket } {
       const socket = net.connect(port, '127.0.0.1');
       const started = Date.now();
       const boundary = 'XX';
@@ -52,7 +52,10 @@ describeEachDatabase(
         `${head}\r\n\r\n--${boundary}\r\nContent-Disposition: form-data; name="document_type"\r\n\r\npan\r\n` +
           `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.7\n`,
       );
-      return { closed: new Promise((resolve) => socket.on('close', () => resolve(Date.now() - started))) };
+      return {
+        socket,
+        closed: new Promise((resolve) => socket.on('close', () => resolve(Date.now() - started))),
+      };
     }
 
     it(`${SLOW} idle uploads: other tenants get answers as usual, and the uploads are cut off by the timeout`, async () => {
@@ -68,27 +71,40 @@ describeEachDatabase(
         return { status: response.status, ms: performance.now() - started };
       };
       for (let i = 0; i < 5; i++) await call('GET'); // the key is verified and cached, the connection warm
+      /** Another tenant's requests for 2 s, four at a time: their answers and the 99th percentile. */
+      const measure = async () => {
+        const answers: { status: number; ms: number }[] = [];
+        const until = Date.now() + 2_000;
+        while (Date.now() < until) {
+          answers.push(...(await Promise.all([call('GET'), call('POST'), call('GET'), call('POST')])));
+        }
+        const latencies = answers.map((answer) => answer.ms).sort((a, b) => a - b);
+        const p99 =
+          latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? Infinity;
+        return { answers, p99 };
+      };
+      const before = await measure();
 
       const slow = Array.from({ length: SLOW }, (_, index) => unfinishedUpload(index));
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const answers: { status: number; ms: number }[] = [];
-      const until = Date.now() + 2_000;
-      while (Date.now() < until) {
-        answers.push(...(await Promise.all([call('GET'), call('POST'), call('GET'), call('POST')])));
-      }
-      const latencies = answers.map((answer) => answer.ms).sort((a, b) => a - b);
-      const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? Infinity;
-      process.stdout.write(
-        `[slow uploads ${harness().kind}] ${answers.length} requests of another tenant meanwhile, p99 ${p99.toFixed(1)} ms\n`,
-      );
-      expect(answers.length).toBeGreaterThan(40);
-      expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
-      expect(p99).toBeLessThan(100);
-
-      const closedAfter = await Promise.all(slow.map((upload) => upload.closed));
-      for (const ms of closedAfter) {
-        expect(ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 1_000);
-        expect(ms).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const during = await measure();
+        process.stdout.write(
+          `[slow uploads ${harness().kind}] another tenant: p99 ${before.p99.toFixed(1)} ms alone, ` +
+            `${during.p99.toFixed(1)} ms beside ${SLOW} idle uploads (${during.answers.length} requests)\n`,
+        );
+        expect(during.answers.length).toBeGreaterThan(40);
+        expect(during.answers.filter((answer) => answer.status !== 200)).toEqual([]);
+        // Under 100 ms; on a machine so busy that the tenant's own p99 is near that without any
+        // upload, no worse than it was without them.
+        expect(during.p99).toBeLessThan(Math.max(100, before.p99 * 1.5 + 20));
+        const closedAfter = await Promise.all(slow.map((upload) => upload.closed));
+        for (const ms of closedAfter) {
+          expect(ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 1_000);
+          expect(ms).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
+        }
+      } finally {
+        for (const upload of slow) upload.socket.destroy();
       }
       // Nothing was claimed or stored for them.
       const keys = await harness().container.db.query(
