@@ -109,7 +109,8 @@ export function encodings<T>(value: fc.Arbitrary<T>): fc.Arbitrary<EncodedBody> 
   );
 }
 
-const digestQueries = new WeakMap<Harness, string>();
+const digestQueries = new WeakMap<Harness, { name: string; text: string }>();
+let digestStatements = 0;
 
 /**
  * Every row the account owns, in every table with an `account_id` column (so tables added later
@@ -117,15 +118,15 @@ const digestQueries = new WeakMap<Harness, string>();
  * row hashes. For a partner this includes the merchants it onboarded.
  */
 export async function tenantDigest(harness: Harness, accountId: string): Promise<string> {
-  let sql = digestQueries.get(harness);
-  if (!sql) {
+  let statement = digestQueries.get(harness);
+  if (!statement) {
     const tables = await harness.container.db.query<{ table_name: string }>(
       `SELECT table_name FROM information_schema.columns
         WHERE table_schema = 'public' AND column_name = 'account_id' ORDER BY table_name`,
     );
     // A partner's data is its merchants' data too: their accounts and every row they own.
     const owned = 'account_id IN (SELECT $1::text UNION ALL SELECT id FROM accounts WHERE partner_id = $1)';
-    sql = [
+    const sql = [
       `SELECT 'accounts' AS t, count(*) || ':' || coalesce(max(x.xmin::text::bigint), 0) AS d
          FROM accounts x WHERE id = $1 OR partner_id = $1`,
       ...tables.map(
@@ -134,9 +135,11 @@ export async function tenantDigest(harness: Harness, accountId: string): Promise
              FROM "${table_name}" x WHERE ${owned}`,
       ),
     ].join(' UNION ALL ');
-    digestQueries.set(harness, sql);
+    // Prepared: planned once per connection, as it runs after every fuzzed request.
+    statement = { name: `tenant_digest_${++digestStatements}`, text: sql };
+    digestQueries.set(harness, statement);
   }
-  const rows = await harness.container.db.query<{ t: string; d: string }>(sql, [accountId]);
+  const rows = await harness.container.db.query<{ t: string; d: string }>(statement, [accountId]);
   return rows.map((row) => `${row.t}=${row.d}`).join(';');
 }
 
