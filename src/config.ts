@@ -61,6 +61,17 @@ export interface Config {
   allowLoopbackWebhooks: boolean;
   /** Fault-suite crash points to arm (docs/testing.md); empty in every real deployment. */
   failpoints: string[];
+  /** Where the payment providers' APIs are (docs/connectors.md), and how long a call may take. */
+  providers: ProviderSettings;
+}
+
+export interface ProviderSettings {
+  /** Cashfree's API base, paths such as `/orders` appended (KOSH_CASHFREE_BASE_URL). */
+  cashfreeBaseUrl: string;
+  /** Razorpay's API host, paths such as `/v1/orders` appended (KOSH_RAZORPAY_BASE_URL). */
+  razorpayBaseUrl: string;
+  /** How long one call to a provider may take before its answer counts as unknown. */
+  timeoutMs: number;
 }
 
 /** How long payments stay open, how long they are asked about, and the sandbox's simulated bank. */
@@ -73,6 +84,8 @@ export interface PaymentSettings {
   lateWindowSeconds: number;
   /** How long the sandbox bank's pending answers take to settle. */
   sandboxSettleSeconds: number;
+  /** How long a sandbox refund stays pending (0: processed at once). */
+  sandboxRefundSeconds: number;
   /** How often an idle reconciler looks for payments due to be asked about. */
   syncIntervalMs: number;
 }
@@ -141,6 +154,16 @@ function url(name: string, raw: string, protocols: string[]): string {
   return raw;
 }
 
+function providerSettings(env: Env): ProviderSettings {
+  const base = (name: string, fallback: string) =>
+    url(name, env[name] || fallback, ['https:', 'http:']).replace(/\/+$/, '');
+  return {
+    cashfreeBaseUrl: base('KOSH_CASHFREE_BASE_URL', 'https://api.cashfree.com/pg'),
+    razorpayBaseUrl: base('KOSH_RAZORPAY_BASE_URL', 'https://api.razorpay.com'),
+    timeoutMs: integer(env, 'KOSH_PROVIDER_TIMEOUT_MS', 10_000, 100, 60_000),
+  };
+}
+
 function webhookSettings(env: Env): WebhookSettings {
   const timeoutMs = integer(env, 'KOSH_WEBHOOK_TIMEOUT_MS', 15_000, 1_000, 60_000);
   const leaseMs = integer(env, 'KOSH_WEBHOOK_LEASE_MS', 60_000, 3_000, 3_600_000);
@@ -191,6 +214,7 @@ function paymentSettings(env: Env): PaymentSettings {
     pendingTimeoutSeconds,
     lateWindowSeconds,
     sandboxSettleSeconds: integer(env, 'KOSH_SANDBOX_SETTLE_SECONDS', 60, 0, 3_600),
+    sandboxRefundSeconds: integer(env, 'KOSH_SANDBOX_REFUND_SECONDS', 5, 0, 3_600),
     syncIntervalMs: integer(env, 'KOSH_PAYMENT_SYNC_INTERVAL_MS', 1_000, 50, 60_000),
   };
 }
@@ -323,6 +347,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     requestLog: boolean(merged, 'KOSH_REQUEST_LOG', true),
     webhooks: webhookSettings(merged),
     allowLoopbackWebhooks: boolean(merged, 'KOSH_ALLOW_LOOPBACK_WEBHOOKS', databaseUrl === undefined),
+    providers: providerSettings(merged),
     failpoints: (merged.KOSH_FAILPOINTS ?? '')
       .split(',')
       .map((name) => name.trim())

@@ -2,19 +2,29 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Connector } from './connectors/connector.js';
-import { type ConnectorDirectory, createStaticDirectory } from './connectors/directory.js';
+import { type ConnectorDirectory, createConnectorDirectory } from './connectors/directory.js';
 import { createSandboxConnector } from './connectors/sandbox/sandbox.connector.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
 import { type Clock, systemClock } from './domain/clock.js';
-import { createFailpoints } from './domain/failpoints.js';
+import { createFailpoints, type Failpoints } from './domain/failpoints.js';
 import { createIdGenerator, type IdGenerator } from './domain/ids.js';
 import { createLogger } from './log.js';
 import { createAccountsRepo } from './modules/accounts/accounts.repo.js';
-import { createAccountsService, createKeyCache, type KeyCache } from './modules/accounts/accounts.service.js';
+import {
+  createAccountsService,
+  createKeyCache,
+  KEY_CHANNEL,
+  type KeyCache,
+} from './modules/accounts/accounts.service.js';
 import { newPepper } from './modules/accounts/credentials.js';
+import { createConnectorAccountsRepo } from './modules/connector-accounts/connector-accounts.repo.js';
+import {
+  connectorOf,
+  createConnectorAccountsService,
+} from './modules/connector-accounts/connector-accounts.service.js';
 import { createEventsRepo } from './modules/events/events.repo.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyRepo } from './modules/idempotency/idempotency.repo.js';
@@ -41,9 +51,13 @@ import { createPaymentsRepo } from './modules/payments/payments.repo.js';
 import { createPaymentsService } from './modules/payments/payments.service.js';
 import { createPaymentStates } from './modules/payments/payments.states.js';
 import { createProviderReturns } from './modules/payments/provider-returns.service.js';
+import { createRefundExecution } from './modules/refunds/refund-execution.js';
+import { createRefundSyncJob } from './modules/refunds/refund-sync.js';
+import { createRefundsRepo } from './modules/refunds/refunds.repo.js';
+import { createRefundsService } from './modules/refunds/refunds.service.js';
 import { createDeliveriesRepo } from './modules/webhooks/deliveries.repo.js';
 import { createDeliveryWorker } from './modules/webhooks/delivery-worker.js';
-import { createHttpSender } from './modules/webhooks/http-sender.js';
+import { createHttpSender, type Sender } from './modules/webhooks/http-sender.js';
 import { type Resolver, systemResolver } from './modules/webhooks/url-safety.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
@@ -76,6 +90,11 @@ export interface ContainerOptions {
   migrate?: boolean;
   /** DNS for webhook URLs (tests play changing answers); the system resolver otherwise. */
   resolver?: Resolver;
+  /**
+   * How webhooks leave the process (tests: a live-mode receiver cannot be on this machine, which live
+   * mode never reaches, so tests hand the signed request to a local receiver instead).
+   */
+  webhookSender?: Sender;
   /** A live-mode provider account wired in by the operator (tests use a local fake provider). */
   liveConnector?: { connector: Connector; connectorAccountId: string };
 }
@@ -92,6 +111,8 @@ interface Shared {
   repos: Repos;
   log: Logger;
   keyring: KeyRing;
+  /** Crash points of the fault suite (KOSH_FAILPOINTS); inert in every real deployment. */
+  failpoints: Failpoints;
 }
 
 /** The repositories: stateless (each call takes the handle it runs on), so one set serves every wiring. */
@@ -101,6 +122,8 @@ function createRepos() {
     events: createEventsRepo(),
     orders: createOrdersRepo(),
     payments: createPaymentsRepo(),
+    refunds: createRefundsRepo(),
+    connectorAccounts: createConnectorAccountsRepo(),
     webhooks: createWebhooksRepo(),
     deliveries: createDeliveriesRepo(),
     merchants: createMerchantsRepo(),
@@ -130,6 +153,7 @@ export function wireServices(db: Db, shared: Shared) {
     methods,
     pepper,
     keyCache: caches.keys,
+    clock,
   });
   const events = createEventsService({ db, repo: repos.events, ids, clock });
   const orders = createOrdersService({
@@ -176,6 +200,7 @@ export function wireServices(db: Db, shared: Shared) {
   });
   const providerReturns = createProviderReturns({
     db,
+    webhookEvents: repos.connectorAccounts,
     repo: repos.payments,
     states: paymentStates,
     authentication,
@@ -183,6 +208,34 @@ export function wireServices(db: Db, shared: Shared) {
     clock,
     publicUrl,
     log,
+  });
+  const refundExecution = createRefundExecution({
+    db,
+    repo: repos.refunds,
+    payments: repos.payments,
+    events,
+    connectors,
+    clock,
+    publicUrl,
+    log,
+    failpoints: shared.failpoints,
+  });
+  const refunds = createRefundsService({
+    db,
+    repo: repos.refunds,
+    payments: repos.payments,
+    events,
+    execution: refundExecution,
+    ids,
+    clock,
+  });
+  const connectorAccounts = createConnectorAccountsService({
+    db,
+    repo: repos.connectorAccounts,
+    ids,
+    clock,
+    keyring: shared.keyring,
+    publicUrl,
   });
   const webhooks = createWebhooksService({
     db,
@@ -230,6 +283,9 @@ export function wireServices(db: Db, shared: Shared) {
     paymentStates,
     authentication,
     providerReturns,
+    refunds,
+    refundExecution,
+    connectorAccounts,
     webhooks,
     merchants,
     documents,
@@ -270,12 +326,18 @@ export async function createContainer(config: Config, options: ContainerOptions 
       },
       // Test mode: the sandbox. Live mode: the provider account wired in, or none (live payments
       // are then refused, never simulated).
-      connectors: createStaticDirectory({
+      connectors: createConnectorDirectory({
         db,
+        accounts: {
+          findById: (id) => repos.connectorAccounts.findById(db, id),
+          active: (accountId) => repos.connectorAccounts.active(db, accountId),
+          build: (account) => connectorOf(account, keyring, config.providers),
+        },
         sandbox: createSandboxConnector({
           clock,
           settleSeconds: config.payments.sandboxSettleSeconds,
           pendingTimeoutSeconds: config.payments.pendingTimeoutSeconds,
+          refundSeconds: config.payments.sandboxRefundSeconds,
         }),
         live: options.liveConnector,
       }),
@@ -286,7 +348,15 @@ export async function createContainer(config: Config, options: ContainerOptions 
       repos,
       log,
       keyring,
+      failpoints: createFailpoints(config.failpoints),
     };
+    // Other processes' key revocations, rolls and account status changes drop this process's
+    // cached keys at once (PostgreSQL NOTIFY); a lost listening connection drops them all.
+    const keys = shared.caches.keys;
+    const unlisten = await db.listen?.(KEY_CHANNEL, {
+      message: (apiKey) => (apiKey === '*' ? keys.clear() : keys.delete(apiKey)),
+      reconnected: () => keys.clear(),
+    });
     // Secrets stored before they were encrypted (an upgrade) are encrypted now.
     const sealed = await sealSecrets(db, keyring, { rotate: false });
     if (sealed > 0) log.info({ sealed }, 'encrypted secrets stored in plain text');
@@ -314,7 +384,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
       endpoints: repos.webhooks,
       ids: shared.ids,
       clock,
-      send: createHttpSender(shared.resolver, db, { allowLoopback: config.allowLoopbackWebhooks }),
+      send:
+        options.webhookSender ??
+        createHttpSender(shared.resolver, db, { allowLoopback: config.allowLoopbackWebhooks }),
       log,
       keyring,
       ...config.webhooks,
@@ -326,7 +398,17 @@ export async function createContainer(config: Config, options: ContainerOptions 
       ttlSeconds: config.idempotencyTtlSeconds,
       lockSeconds: config.idempotencyLockSeconds,
       keyring,
-      failpoints: createFailpoints(config.failpoints),
+      failpoints: shared.failpoints,
+    });
+    const refundSync = createRefundSyncJob({
+      db,
+      repo: repos.refunds,
+      payments: repos.payments,
+      refunds: services.refunds,
+      execution: services.refundExecution,
+      clock,
+      log,
+      idleIntervalMs: config.payments.syncIntervalMs,
     });
 
     return {
@@ -347,8 +429,9 @@ export async function createContainer(config: Config, options: ContainerOptions 
       services: { ...services, idempotency },
       /** The services wired over a transaction's handle: what they do joins that transaction. */
       servicesFor: (tx: Db): Services => wireServices(tx, shared),
-      jobs: { paymentExpiry, paymentSync },
+      jobs: { paymentExpiry, paymentSync, refundSync },
       async close() {
+        await unlisten?.();
         await db.close();
       },
     };

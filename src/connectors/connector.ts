@@ -141,14 +141,16 @@ export interface BrowserDetails {
   referer: string | null;
 }
 
-/** Declared for refunds; the refunds work implements them. */
+/** A refund as a connector sees it; its id is the provider's idempotency key for it. */
 export interface ConnectorRefund {
   id: string;
   paymentId: string;
   amount: number;
   currency: string;
   speed: 'normal' | 'instant';
-  provider: { reference: string | null; data: Record<string, unknown> };
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  provider: { reference: string | null; status: string | null; data: Record<string, unknown> };
   payment: ConnectorPayment;
 }
 
@@ -166,6 +168,11 @@ export interface Connector {
   /** The connector's name, stored on every payment it carries (`cashfree`, `sandbox`, …). */
   readonly name: string;
   /**
+   * The Kosh bank and wallet codes (the keys of the methods object) this connector can take. A live
+   * merchant is offered only what is both enabled for it and here. Absent: whatever is enabled.
+   */
+  readonly methods?: { netbanking: readonly string[]; wallet: readonly string[] };
+  /**
    * True for a connector that never leaves the process (the sandbox): its answers are pure
    * functions of the payment, so they cannot be lost halfway and need no recovery point.
    */
@@ -180,7 +187,11 @@ export interface Connector {
   parseWebhook?(webhook: ProviderWebhook): Promise<WebhookResult>;
   /** Asks the provider for the payment's current outcome (mapped through the connector's table). */
   status(payment: ConnectorPayment): Promise<StatusResult>;
-  /** Refunds (part of) a captured payment; the refund id is the provider's idempotency key. */
-  refund?(refund: ConnectorRefund): Promise<RefundResult>;
-  refundStatus?(refund: ConnectorRefund): Promise<RefundResult>;
+  /**
+   * Asks the provider to refund (part of) a payment; the refund id is the provider's idempotency
+   * key, so sending it again (after a crash, an unknown answer) never refunds twice.
+   */
+  refund(refund: ConnectorRefund): Promise<RefundResult>;
+  /** The refund's current outcome, mapped through the connector's table. */
+  refundStatus(refund: ConnectorRefund): Promise<RefundResult>;
 }

@@ -21,6 +21,8 @@ export interface ConnectorDirectory {
   forPayment(payment: { connector: string; connector_account_id: string | null }): Promise<Connector>;
   /** For a provider's webhook sent to `/v1/connectors/<connector>/webhooks/<account>/`. */
   forWebhook(connector: string, connectorAccountId: string): Promise<Connector | undefined>;
+  /** Where this merchant's live payments would go now, if anywhere (its methods are limited to it). */
+  forLive(accountId: string): Promise<BoundConnector | undefined>;
 }
 
 /** Every call of the connector first checks that no transaction is open for the calling work. */
@@ -34,53 +36,94 @@ export function guardConnector(connector: Connector, db: Pick<Db, 'assertNoTrans
   return {
     name: connector.name,
     local: connector.local,
+    methods: connector.methods,
     initiate: guarded('initiate', connector.initiate) as Connector['initiate'],
     status: guarded('status', connector.status) as Connector['status'],
     continueInBrowser: guarded('continueInBrowser', connector.continueInBrowser),
     handleReturn: guarded('handleReturn', connector.handleReturn),
     parseWebhook: guarded('parseWebhook', connector.parseWebhook),
-    refund: guarded('refund', connector.refund),
-    refundStatus: guarded('refundStatus', connector.refundStatus),
+    refund: guarded('refund', connector.refund) as Connector['refund'],
+    refundStatus: guarded('refundStatus', connector.refundStatus) as Connector['refundStatus'],
   };
 }
 
+/** How many providers' connectors (one per provider account) a process keeps built. */
+const BUILT_LIMIT = 1_000;
+
 /**
- * A directory of fixed connectors: the sandbox for test mode, and for live mode at most one
- * provider account (given by the operator's wiring, e.g. tests with a fake provider).
+ * The connectors of a running Kosh: the sandbox for test mode; for live mode, the merchant's active
+ * provider account (`/v1/connector-accounts/`), its connector built from its credentials (opened
+ * with the key ring) and the provider's base address; and at most one provider account the operator
+ * wired in directly (tests with a local fake provider). A payment keeps the account it started
+ * with: a disabled account still settles its payments and takes their webhooks.
  */
-export function createStaticDirectory(deps: {
-  db: Pick<Db, 'assertNoTransaction'>;
+export function createConnectorDirectory<Account extends ProviderAccount>(deps: {
+  db: Db;
   sandbox: Connector;
   live?: { connector: Connector; connectorAccountId: string };
+  /** The provider accounts: a row by id, the merchant's active one, and a connector made from one. */
+  accounts?: {
+    findById(id: string): Promise<Account | undefined>;
+    active(accountId: string): Promise<Account | undefined>;
+    build(account: Account): Connector;
+  };
 }): ConnectorDirectory {
   const sandbox = guardConnector(deps.sandbox, deps.db);
   const live = deps.live && { ...deps.live, connector: guardConnector(deps.live.connector, deps.db) };
+  const built = new Map<string, { version: number; connector: Connector }>();
+
+  function connectorOf(account: Account): Connector {
+    const version = account.updated_at.getTime();
+    const known = built.get(account.id);
+    if (known && known.version === version) return known.connector;
+    const connector = guardConnector(deps.accounts!.build(account), deps.db);
+    if (built.size >= BUILT_LIMIT) built.delete(built.keys().next().value as string);
+    built.set(account.id, { version, connector });
+    return connector;
+  }
+
+  async function forLive(accountId: string): Promise<BoundConnector | undefined> {
+    const account = await deps.accounts?.active(accountId);
+    if (account) return { connector: connectorOf(account), connectorAccountId: account.id };
+    return live;
+  }
+
+  async function byAccountId(connector: string, id: string | null): Promise<Connector | undefined> {
+    if (!id) return undefined;
+    if (live && live.connector.name === connector && live.connectorAccountId === id) return live.connector;
+    const account = await deps.accounts?.findById(id);
+    return account && account.connector === connector ? connectorOf(account) : undefined;
+  }
+
   return {
+    forLive,
     async forNewPayment(scope) {
       if (scope.mode === 'test') return { connector: sandbox, connectorAccountId: null };
-      if (!live) {
+      const bound = await forLive(scope.accountId);
+      if (!bound) {
         throw new KoshError(
           'connector_unavailable',
-          'Live payments need a payment provider account, and this merchant has none.',
+          'Live payments go through your own payment provider account, and this merchant has none: add one with POST /v1/connector-accounts/ (docs/connectors.md).',
         );
       }
-      return live;
+      return bound;
     },
     async forPayment(payment) {
       if (payment.connector === sandbox.name) return sandbox;
-      if (
-        live &&
-        payment.connector === live.connector.name &&
-        payment.connector_account_id === live.connectorAccountId
-      ) {
-        return live.connector;
-      }
+      const connector = await byAccountId(payment.connector, payment.connector_account_id);
+      if (connector) return connector;
       throw new KoshError('connector_unavailable', `The connector '${payment.connector}' is not configured.`);
     },
     async forWebhook(connector, connectorAccountId) {
-      return live && live.connector.name === connector && live.connectorAccountId === connectorAccountId
-        ? live.connector
-        : undefined;
+      return byAccountId(connector, connectorAccountId);
     },
   };
+}
+
+/** What the directory needs of a provider account row. */
+export interface ProviderAccount {
+  id: string;
+  account_id: string;
+  connector: string;
+  updated_at: Date;
 }

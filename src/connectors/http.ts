@@ -88,6 +88,24 @@ export async function callProvider(request: ProviderRequest): Promise<ProviderAn
   return { kind: 'answer', status: response.status, body: parsed, headers: response.headers };
 }
 
+/**
+ * For a call the provider documents as idempotent (an idempotency key, or a reference it will not
+ * act on twice): an unknown answer is retried, a bounded number of times with a short pause, before
+ * it is left to the reconciler. Never use it for a call the provider could act on twice.
+ */
+export async function callIdempotent(
+  request: ProviderRequest,
+  options: { attempts?: number; pauseMs?: number } = {},
+): Promise<ProviderAnswer> {
+  const attempts = Math.max(1, options.attempts ?? 2);
+  let answer = await callProvider(request);
+  for (let attempt = 1; attempt < attempts && answer.kind === 'unknown'; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, options.pauseMs ?? 200));
+    answer = await callProvider(request);
+  }
+  return answer;
+}
+
 /** A field of a provider's JSON object, when it is a string. */
 export function stringField(body: unknown, ...path: string[]): string | undefined {
   let value: unknown = body;

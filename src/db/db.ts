@@ -40,6 +40,17 @@ export interface Db extends Queryable {
   /** Checks that the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * PostgreSQL only (other processes share it): receives the `NOTIFY`s of a channel on a connection
+   * of its own, kept open and reopened after a loss (`reconnected` then says notifications may have
+   * been missed). Absent on PGlite: one process owns that database, so nothing is missed.
+   */
+  listen?(channel: string, handlers: ChannelHandlers): Promise<() => Promise<void>>;
+}
+
+export interface ChannelHandlers {
+  message(payload: string): void;
+  reconnected(): void;
 }
 
 /** A call that leaves the process was made inside a transaction: a bug in Kosh, never the caller's fault. */
@@ -87,6 +98,14 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/** An error the SQL itself caused (a constraint, a bad value, a timeout): the connection is still sound. */
+function isSqlError(error: unknown): boolean {
+  const state = sqlState(error);
+  return (
+    state !== undefined && !state.startsWith('08') && !state.startsWith('57P') && !state.startsWith('53')
+  );
+}
+
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   if (sqlState(error) !== '23505') return false;
   return constraint === undefined || (error as { constraint?: string }).constraint === constraint;
@@ -116,18 +135,46 @@ export function createPoolDb(
 ): Db {
   const { guard } = options;
   const assertNoTransaction = (call: string) => guard.check(call);
+  const run = async <Row>(
+    client: pg.PoolClient,
+    text: string | PreparedStatement,
+    params?: readonly unknown[],
+  ) => {
+    const values = params as unknown[] | undefined;
+    const result =
+      typeof text === 'string'
+        ? await client.query(text, values)
+        : await client.query({ name: text.name, text: text.text, values });
+    return result.rows as Row[];
+  };
   const query = async <Row>(
-    client: pg.Pool | pg.PoolClient,
+    client: pg.PoolClient,
     text: string | PreparedStatement,
     params?: readonly unknown[],
   ) => {
     try {
-      const values = params as unknown[] | undefined;
-      const result =
-        typeof text === 'string'
-          ? await client.query(text, values)
-          : await client.query({ name: text.name, text: text.text, values });
-      return result.rows as Row[];
+      return await run<Row>(client, text, params);
+    } catch (error) {
+      throw classify(error);
+    }
+  };
+  /**
+   * A statement on its own connection from the pool. Not `pool.query`: it discards the connection
+   * after any error, and an error of the SQL itself (a constraint, a bad value) leaves the
+   * connection sound. PGlite has one connection and cannot open another: discarding it would leave
+   * the service without a database.
+   */
+  const queryPool = async <Row>(text: string | PreparedStatement, params?: readonly unknown[]) => {
+    try {
+      const connection = await pool.connect();
+      try {
+        const rows = await run<Row>(connection, text, params);
+        connection.release();
+        return rows;
+      } catch (error) {
+        connection.release(isSqlError(error) ? undefined : (error as Error));
+        throw error;
+      }
     } catch (error) {
       throw classify(error);
     }
@@ -164,7 +211,7 @@ export function createPoolDb(
 
   return {
     kind,
-    query: (text, params) => query(pool, text, params),
+    query: (text, params) => queryPool(text, params),
     inTransaction: () => false,
     assertNoTransaction,
     async transaction(work) {
@@ -202,7 +249,7 @@ export function createPoolDb(
       }
     },
     async ping() {
-      await query(pool, 'SELECT 1');
+      await queryPool('SELECT 1');
     },
     async close() {
       await pool.end();

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { createPoolDb, createTransactionGuard, type Db } from './db.js';
+import { type ChannelHandlers, createPoolDb, createTransactionGuard, type Db } from './db.js';
 
 // Timestamps and JSON as usual; int8 stays a string and is converted where it is read.
 export interface PostgresOptions {
@@ -23,5 +23,61 @@ export function openPostgres(connectionString: string, options: PostgresOptions)
   // An idle client losing its connection (server restart) must not crash the process;
   // the pool drops it and the next query opens a fresh one.
   pool.on('error', () => {});
-  return createPoolDb(pool, 'postgres', { guard: createTransactionGuard(options.transactionGuard) });
+  const db = createPoolDb(pool, 'postgres', { guard: createTransactionGuard(options.transactionGuard) });
+  return Object.assign(db, {
+    listen: (channel: string, handlers: ChannelHandlers) =>
+      listen(connectionString, options, channel, handlers),
+  });
+}
+
+/** How long to wait before opening a lost listening connection again. */
+const RELISTEN_MS = 1_000;
+
+/**
+ * A connection of its own that `LISTEN`s on `channel` for as long as the process runs: a lost one
+ * is reopened (after `RELISTEN_MS`) and `reconnected` is called, since notifications sent while it
+ * was down are gone. Resolves once the first `LISTEN` is in place.
+ */
+async function listen(
+  connectionString: string,
+  options: PostgresOptions,
+  channel: string,
+  handlers: ChannelHandlers,
+): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  const open = async (): Promise<void> => {
+    const next = new pg.Client({
+      connectionString,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      application_name: 'kosh-listen',
+    });
+    next.on('notification', (message) => {
+      if (message.channel === channel) handlers.message(message.payload ?? '');
+    });
+    next.on('error', () => {
+      // The end event follows; reopening happens there.
+    });
+    next.on('end', () => {
+      if (closed || client !== next) return;
+      client = undefined;
+      retry = setTimeout(reopen, RELISTEN_MS);
+    });
+    await next.connect();
+    await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    client = next;
+  };
+  const reopen = () => {
+    if (closed) return;
+    open().then(handlers.reconnected, () => {
+      if (!closed) retry = setTimeout(reopen, RELISTEN_MS);
+    });
+  };
+  await open();
+  return async () => {
+    closed = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
+  };
 }

@@ -52,6 +52,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'The pagination cursor is not valid.',
   },
+  refund_exceeds_captured: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The refund is more than the payment has left to refund.',
+  },
   amount_mismatch: {
     status: 400,
     type: 'invalid_request_error',
@@ -104,6 +109,11 @@ export const ERROR_CATALOGUE = {
     type: 'permission_error',
     message: 'This endpoint needs a merchant key.',
   },
+  live_mode_required: {
+    status: 403,
+    type: 'permission_error',
+    message: 'This endpoint needs a live key.',
+  },
   account_not_activated: {
     status: 403,
     type: 'permission_error',
@@ -143,6 +153,21 @@ export const ERROR_CATALOGUE = {
     status: 409,
     type: 'invalid_request_error',
     message: 'The payment is already completed.',
+  },
+  connector_account_active: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The merchant already has an active connector account; disable it first.',
+  },
+  payment_not_captured: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'Only a captured payment can be refunded.',
+  },
+  refund_receipt_in_use: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'Another refund already has this receipt.',
   },
   idempotency_key_in_use: {
     status: 409,

@@ -5,7 +5,9 @@
  */
 export type FailpointName =
   /** A keyed request's work is done (its outside calls made), its answer not yet stored. */
-  'idempotency-before-store';
+  | 'idempotency-before-store'
+  /** A refund is recorded and committed, its provider not yet asked to make it. */
+  | 'refund-before-submit';
 
 export function createFailpoints(armed: readonly string[]) {
   const names = new Set(armed);

@@ -6,6 +6,8 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 export type IdPrefix =
   | 'order'
   | 'pay'
+  | 'rfnd'
+  | 'ca'
   | 'mid'
   | 'ptr'
   | 'evt'

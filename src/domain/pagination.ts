@@ -42,3 +42,11 @@ export function toPage<Row extends { id: string }, T>(
     next_cursor: hasMore ? (pageRows[pageRows.length - 1]?.id ?? null) : null,
   };
 }
+
+/** A list's `from` / `to` (Unix seconds) as the times they name; `from` ≤ created_at < `to`. */
+export function timeRange(query: { from?: number; to?: number }): { from?: Date; to?: Date } {
+  return {
+    from: query.from === undefined ? undefined : new Date(query.from * 1000),
+    to: query.to === undefined ? undefined : new Date(query.to * 1000),
+  };
+}

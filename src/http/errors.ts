@@ -21,6 +21,9 @@ export const SERVER_OWNED_FIELDS = new Set([
   'error_code',
   'error_reason',
   'captured_at',
+  'processed_at',
+  'amount_refunded',
+  'refund_status',
 ]);
 
 export interface ErrorBody {

@@ -1,4 +1,6 @@
+import type { RouteOptions } from 'fastify';
 import { type TSchema, Type } from 'typebox';
+import { idempotencyApplies } from './idempotency.js';
 
 /** Shared pieces of route schemas. */
 
@@ -41,6 +43,26 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** A time filter of a list: Unix seconds; `from` ≤ created_at < `to`. */
+const UnixSeconds = (description: string) =>
+  Type.Optional(Type.Integer({ minimum: 0, maximum: 253_402_300_799, description }));
+
+/** The list query with filters of its own (each checked like the rest: unknown parameters are refused). */
+export function filteredListQuery<P extends Record<string, TSchema>>(filters: P) {
+  return Type.Object({ ...ListQuery.properties, ...filters }, { additionalProperties: false });
+}
+
+/** `from` and `to` filters of a list: Unix seconds, `from` ≤ created_at < `to`. */
+export const CreatedBetween = {
+  from: UnixSeconds('Only objects created at or after this time (Unix seconds)'),
+  to: UnixSeconds('Only objects created before this time (Unix seconds)'),
+};
+
+/** An enum query parameter (a wrong value is answered with the allowed ones). */
+export function enumParameter<T extends string>(values: readonly T[], description: string) {
+  return Type.Optional(Type.Unsafe<T>({ type: 'string', enum: [...values], description }));
+}
+
 export function listOf<T extends TSchema>(item: T) {
   return Type.Object({
     data: Type.Array(item),
@@ -55,14 +77,26 @@ export const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
  * The statuses any route can answer whatever it does (docs/errors.md): a malformed URL or request
  * (400), a request not received in time (408), headers too large (431), Kosh's own failure (500)
  * and a database or provider that cannot be reached (503); routes with a body also too large (413)
- * or of the wrong type (415), and routes behind a key also too many requests (429).
+ * or of the wrong type (415), routes behind a key also too many requests (429), and routes that
+ * honour Idempotency-Key also a key still in use (409) or used with another request (422).
  */
 export function commonErrorStatuses(route: { method: string | string[]; config?: unknown }): number[] {
   const methods = [route.method].flat();
   const withBody = methods.some((method) => ['POST', 'PUT', 'PATCH'].includes(method));
   const auth = (route.config as { auth?: string } | undefined)?.auth;
   const keyed = auth !== undefined && auth !== 'none';
-  return [400, 408, 431, 500, 503, ...(withBody ? [413, 415] : []), ...(keyed ? [401, 429] : [])];
+  // A route that honours Idempotency-Key also answers a key in use (409) or reused (422).
+  const idempotent = keyed && idempotencyApplies(route as Pick<RouteOptions, 'method' | 'config'>);
+  return [
+    400,
+    408,
+    431,
+    500,
+    503,
+    ...(withBody ? [413, 415] : []),
+    ...(keyed ? [401, 429] : []),
+    ...(idempotent ? [409, 422] : []),
+  ];
 }
 
 /** Adds the common error statuses to a route's documented responses (an onRoute hook). */

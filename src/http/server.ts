@@ -6,6 +6,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Container, Services } from '../container.js';
+import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
+import { registerConnectorAccountRoutes } from '../modules/connector-accounts/connector-accounts.routes.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerDocumentRoutes } from '../modules/merchants/documents.routes.js';
 import { registerMerchantRoutes } from '../modules/merchants/merchants.routes.js';
@@ -18,6 +20,7 @@ import {
 } from '../modules/payments/authentication.routes.js';
 import { registerPaymentRoutes } from '../modules/payments/payments.routes.js';
 import { registerProviderWebhookRoutes } from '../modules/payments/provider-webhooks.routes.js';
+import { registerRefundRoutes } from '../modules/refunds/refunds.routes.js';
 import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
@@ -202,8 +205,15 @@ export async function buildServer(container: Container): Promise<App> {
   // Idempotency-Key request gets services wired over its transaction.
   const scoped = <K extends keyof Services>(name: K) => serviceOf(services, name);
   registerOrderRoutes(app, scoped('orders'));
-  registerMethodsRoutes(app, services.methods);
+  registerMethodsRoutes(app, services.methods, container.connectors);
   registerPaymentRoutes(app, scoped('payments'));
+  registerRefundRoutes(app, scoped('refunds'));
+  registerConnectorAccountRoutes(app, scoped('connectorAccounts'));
+  registerKeyRoutes(app, {
+    accounts: scoped('accounts'),
+    merchants: scoped('merchants'),
+    now: () => container.clock.now(),
+  });
   registerAuthenticationRoutes(app, services.authentication, config.publicUrl);
   registerCallbackRoutes(app, services.providerReturns, config.publicUrl);
   await registerProviderWebhookRoutes(app, services.providerReturns);

@@ -7,6 +7,7 @@ export function backgroundJobs(container: Container): Job[] {
   return [
     container.jobs.paymentExpiry,
     container.jobs.paymentSync,
+    container.jobs.refundSync,
     container.services.idempotency.purgeJob(),
     ...webhookJobs(
       container.services.webhooks,

@@ -15,6 +15,8 @@ interface SealedColumn {
   bytes?: boolean;
   /** Only these rows hold a value (e.g. completed idempotency records). */
   where?: string;
+  /** Other columns the associated data is made of. */
+  contextColumns?: string[];
   context(row: Record<string, unknown>): string;
 }
 
@@ -36,6 +38,13 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     key: ['account_id', 'mode'],
     column: 'secret',
     context: (row) => `return_signing_secret:${row.account_id}:${row.mode}`,
+  },
+  {
+    table: 'connector_accounts',
+    key: ['id'],
+    column: 'secret_credentials',
+    contextColumns: ['account_id'],
+    context: (row) => `connector_account:${row.id}:${row.account_id}`,
   },
   {
     table: 'idempotency_keys',
@@ -71,7 +80,7 @@ export async function sealSecrets(db: Db, keyring: KeyRing, options: { rotate: b
         : '';
       if (after) params.push(...after);
       const rows = await db.query<Record<string, unknown>>(
-        `SELECT ${keys}, ${spec.column} AS value FROM ${spec.table}
+        `SELECT ${[keys, ...(spec.contextColumns ?? [])].join(', ')}, ${spec.column} AS value FROM ${spec.table}
           WHERE ${spec.column} IS NOT NULL ${spec.where ? `AND ${spec.where}` : ''} AND ${stale} ${keyset}
           ORDER BY ${keys} LIMIT ${BATCH}`,
         params,

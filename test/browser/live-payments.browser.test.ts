@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReturn } from '../../src/modules/payments/return-signature.js';
-import { type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
+import { type LaunchedBrowser, launchBrowser, merchantReturn } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
-import { createFakepayConnector } from '../helpers/fakepay/connector.js';
+import { fakepayAccount } from '../helpers/fakepay/connector.js';
 import { Fakepay } from '../helpers/fakepay/server.js';
 import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { paymentBody } from '../helpers/payments.js';
@@ -37,14 +37,7 @@ for (const kind of DATABASE_KINDS) {
         kind,
         { KOSH_PUBLIC_URL: koshUrl },
         {
-          liveConnector: {
-            connector: createFakepayConnector({
-              baseUrl: fakepay.url,
-              apiKey: fakepay.apiKey,
-              secret: fakepay.secret,
-            }),
-            connectorAccountId: 'ca_fakepay_browser',
-          },
+          liveConnector: fakepayAccount(fakepay, 'ca_fakepay_browser'),
         },
       );
       await harness.app.listen({ port, host: '127.0.0.1' });
@@ -67,20 +60,6 @@ for (const kind of DATABASE_KINDS) {
       await harness?.close();
       await fakepay?.close();
     });
-
-    /** Catches the browser's POST to the merchant's return_url; resolves with its fields. */
-    function merchantReturn(page: Page): Promise<Record<string, string>> {
-      return new Promise((resolve) => {
-        void page.route(`${RETURN_URL}**`, async (route) => {
-          resolve(Object.fromEntries(new URLSearchParams(route.request().postData() ?? '')));
-          await route.fulfill({
-            status: 200,
-            contentType: 'text/html',
-            body: '<h1 id="thanks">Thank you</h1>',
-          });
-        });
-      });
-    }
 
     const CASES = [
       {
@@ -123,7 +102,7 @@ for (const kind of DATABASE_KINDS) {
 
         const page = await context.newPage();
         try {
-          const returned = merchantReturn(page);
+          const returned = merchantReturn(page, RETURN_URL);
           // The merchant's site renders html_content, or sends the browser to the url.
           if (next[0].action === 'html_form') await page.setContent(next[0].html_content);
           else await page.goto(next[0].url);

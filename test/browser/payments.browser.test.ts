@@ -47,7 +47,9 @@ const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
 const WALKED = new Set(['ICIC', 'payzapp']);
 
 for (const kind of DATABASE_KINDS) {
-  describe(`payments in a real browser [${kind}]`, () => {
+  // The cases are independent payments, each in its own page: they run at once (the browser and
+  // the shop mostly wait: the shop's one-second auto-submit, the bank page, the return).
+  describe.concurrent(`payments in a real browser [${kind}]`, () => {
     let harness: Harness;
     let browser: LaunchedBrowser;
     let context: BrowserContext;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { paymentBody } from './support/payment-workload.js';
@@ -29,6 +30,8 @@ describe('kill -9 between the outside call and the stored answer of a keyed requ
     fixture = await createFaultFixture('Crash Merchant', {
       KOSH_IDEMPOTENCY_LOCK_SECONDS: String(LOCK_SECONDS),
       KOSH_ALLOW_LOOPBACK_WEBHOOKS: 'true',
+      // A sandbox refund is processed as soon as the simulated bank is asked.
+      KOSH_SANDBOX_REFUND_SECONDS: '0',
     });
     const { stdout } = await koshCommand(['partner', 'create', '--name', 'Crash Partner', '--json'], {
       ...fixture.env,
@@ -43,9 +46,10 @@ describe('kill -9 between the outside call and the stored answer of a keyed requ
     fixture?.destroy();
   });
 
-  /** Starts the service; with `crash`, armed to die right before a keyed answer is stored. */
-  async function start(crash: boolean): Promise<Service> {
-    const env = { ...fixture.env, ...(crash ? { KOSH_FAILPOINTS: 'idempotency-before-store' } : {}) };
+  /** Starts the service; with `crash`, armed to die at that crash point (by default, right before a keyed answer is stored). */
+  async function start(crash: boolean | string): Promise<Service> {
+    const failpoint = crash === true ? 'idempotency-before-store' : crash;
+    const env = { ...fixture.env, ...(failpoint ? { KOSH_FAILPOINTS: failpoint } : {}) };
     service = new Service(await freePort(), env, ['--workers', '1']);
     await service.start();
     return service;
@@ -155,6 +159,73 @@ describe('kill -9 between the outside call and the stored answer of a keyed requ
     ]);
     const replay = await send(`${running.url}/v1/payments/create/s2s/`, pay());
     expect(replay.body).toEqual(resumed.body);
+    await running.stop();
+  }, 90_000);
+
+  it('a refund recorded by a process killed before it reached the provider: processed once, sent once', async () => {
+    let running = await start(false);
+    const api = (path: string, init: RequestInit = {}) =>
+      send(`${running.url}${path}`, {
+        ...init,
+        headers: { authorization: fixture.auth, 'content-type': 'application/json', ...init.headers },
+      });
+    const order = await api('/v1/orders/', {
+      method: 'POST',
+      body: JSON.stringify({ amount: 5000, currency: 'INR' }),
+    });
+    const orderId = (order.body as { data: { id: string } }).data.id;
+    const payment = await api('/v1/payments/create/s2s/', {
+      method: 'POST',
+      body: JSON.stringify(paymentBody(orderId, 5000, false)),
+    });
+    const paymentId = (payment.body as { payment_id: string }).payment_id;
+    const page = await (await fetch(`${running.url}/v1/payments/${paymentId}/authentication/`)).text();
+    const token = /name="token" value="([^"]+)"/.exec(page)?.[1] ?? '';
+    await fetch(`${running.url}/v1/payments/${paymentId}/authentication/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, choice: 'success' }).toString(),
+    });
+    expect((await api(`/v1/payments/${paymentId}/`)).body).toMatchObject({ data: { status: 'captured' } });
+    await running.stop();
+
+    const refund = () => ({
+      method: 'POST',
+      headers: { 'idempotency-key': 'crash-refund-1' },
+      body: JSON.stringify({ amount: 1500 }),
+    });
+    running = await start('refund-before-submit');
+    expect((await api(`/v1/payments/${paymentId}/refunds/`, refund())).status).toBe('died');
+    await sleep(200);
+    expect(running.alive).toBe(false);
+    const sent = (log: string) =>
+      log.split('\n').filter((line) => line.includes('"msg":"refund sent to connector"'));
+    expect(sent(running.log)).toEqual([]);
+
+    running = await start(false);
+    const resumed = await retry(`${running.url}/v1/payments/${paymentId}/refunds/`, () => ({
+      ...refund(),
+      headers: { ...refund().headers, authorization: fixture.auth, 'content-type': 'application/json' },
+    }));
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    const made = (resumed.body as { data: { id: string; status: string; amount: number } }).data;
+    expect(made).toMatchObject({ status: 'processed', amount: 1500 });
+    expect(sent(running.log)).toHaveLength(1);
+    expect(sent(running.log)[0]).toContain(made.id);
+    expect((await api(`/v1/payments/${paymentId}/refunds/`)).body).toMatchObject({ data: [{ id: made.id }] });
+    expect((await api(`/v1/payments/${paymentId}/`)).body).toMatchObject({ data: { amount_refunded: 1500 } });
+    expect((await api(`/v1/payments/${paymentId}/refunds/`, refund())).body).toEqual(resumed.body);
+    const client = new pg.Client({ connectionString: fixture.postgres.url });
+    await client.connect();
+    try {
+      const events = await client.query<{ type: string }>(
+        `SELECT type FROM events WHERE payload->'refund'->>'id' = $1 ORDER BY id`,
+        [made.id],
+      );
+      expect(events.rows.map((row) => row.type)).toEqual(['refund.created', 'refund.processed']);
+    } finally {
+      await client.end();
+    }
     await running.stop();
   }, 90_000);
 });

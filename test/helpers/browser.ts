@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** Debian's Chromium (installed by .ci/run), never a browser a test tool downloads. */
 const EXECUTABLE = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -42,4 +42,17 @@ export async function launchBrowser(): Promise<LaunchedBrowser> {
       fs.rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Catches the browser's POST to a merchant's return URL that is not on this machine (an https
+ * shop): resolves with its fields, and answers a page whose `#thanks` says "Thank you".
+ */
+export function merchantReturn(page: Page, returnUrl: string): Promise<Record<string, string>> {
+  return new Promise((resolve) => {
+    void page.route(`${returnUrl}**`, async (route) => {
+      resolve(Object.fromEntries(new URLSearchParams(route.request().postData() ?? '')));
+      await route.fulfill({ status: 200, contentType: 'text/html', body: '<h1 id="thanks">Thank you</h1>' });
+    });
+  });
 }

@@ -59,6 +59,8 @@ export interface HarnessOptions {
   realClock?: boolean;
   /** Keep the embedded database in this folder instead of memory. */
   pgliteDir?: string;
+  /** How webhooks leave (a live endpoint's signed request handed to a local receiver). */
+  webhookSender?: ContainerOptions['webhookSender'];
 }
 
 export async function createHarness(
@@ -96,6 +98,7 @@ export async function createHarness(
     log: createLogger(config.logLevel, sink),
     migrate: false,
     liveConnector: options.liveConnector,
+    webhookSender: options.webhookSender,
   });
   const app = await buildServer(container);
   let counter = 0;
@@ -154,14 +157,19 @@ export async function createHarness(
 export function describeEachDatabase(
   title: string,
   suite: (harness: () => Harness) => void,
-  env: Record<string, string> = {},
+  /** Settings; a function is called when the harness starts (after the file's own beforeAll). */
+  env: Record<string, string> | (() => Record<string, string>) = {},
   options: HarnessOptions | (() => HarnessOptions) = {},
 ) {
   for (const kind of DATABASE_KINDS) {
     describe(`${title} [${kind}]`, () => {
       let harness: Harness | undefined;
       beforeAll(async () => {
-        harness = await createHarness(kind, env, typeof options === 'function' ? options() : options);
+        harness = await createHarness(
+          kind,
+          typeof env === 'function' ? env() : env,
+          typeof options === 'function' ? options() : options,
+        );
       });
       afterAll(async () => {
         await harness?.close();

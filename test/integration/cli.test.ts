@@ -40,108 +40,118 @@ async function serve(env: Record<string, string>): Promise<{ process: KoshProces
   return { process, url: `http://127.0.0.1:${port}` };
 }
 
-describe('kosh serve on the embedded database', { timeout: 180_000 }, () => {
-  const dataDir = tempDir();
+// Every case has its own data folder or database, so they run at once: the file takes as long as
+// its slowest case, not their sum.
+describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
+  describe('kosh serve on the embedded database', () => {
+    const dataDir = tempDir();
 
-  it('creates a sandbox on first start, prints its credentials and keeps orders across a restart', async () => {
-    const first = await serve({ KOSH_DATA_DIR: dataDir });
-    const credentialsFile = path.join(dataDir, 'sandbox-credentials.json');
-    expect(fs.statSync(credentialsFile).mode & 0o777).toBe(0o600);
-    const credentials: SandboxCredentials = JSON.parse(fs.readFileSync(credentialsFile, 'utf8'));
-    expect(Object.keys(credentials.merchant).sort()).toEqual(['account_id', 'api_key', 'secret_key']);
-    expect(Object.keys(credentials.partner).sort()).toEqual(['account_id', 'api_key', 'secret_key']);
-    expect(credentials.merchant.account_id).toMatch(/^mid_/);
-    expect(credentials.merchant.api_key).toMatch(/^key_test_/);
-    expect(first.process.output()).toContain(credentials.merchant.secret_key);
-    expect(first.process.output()).toContain(credentials.partner.secret_key);
+    it('creates a sandbox on first start, prints its credentials and keeps orders across a restart', async () => {
+      const first = await serve({ KOSH_DATA_DIR: dataDir });
+      const credentialsFile = path.join(dataDir, 'sandbox-credentials.json');
+      expect(fs.statSync(credentialsFile).mode & 0o777).toBe(0o600);
+      const credentials: SandboxCredentials = JSON.parse(fs.readFileSync(credentialsFile, 'utf8'));
+      expect(Object.keys(credentials.merchant).sort()).toEqual(['account_id', 'api_key', 'secret_key']);
+      expect(Object.keys(credentials.partner).sort()).toEqual(['account_id', 'api_key', 'secret_key']);
+      expect(credentials.merchant.account_id).toMatch(/^mid_/);
+      expect(credentials.merchant.api_key).toMatch(/^key_test_/);
+      expect(first.process.output()).toContain(credentials.merchant.secret_key);
+      expect(first.process.output()).toContain(credentials.partner.secret_key);
 
-    const created = await fetch(`${first.url}/v1/orders/`, {
-      method: 'POST',
-      headers: { authorization: authHeader(credentials.merchant), 'content-type': 'application/json' },
-      body: JSON.stringify({ amount: 5000, currency: 'INR' }),
-    });
-    expect(created.status).toBe(200);
-    const order = ((await created.json()) as { data: { id: string; amount_pending: number } }).data;
-    expect(order.amount_pending).toBe(5000);
-
-    // A second process on the same folder is refused, and the first keeps serving.
-    const intruder = runKosh(['serve'], { KOSH_DATA_DIR: dataDir, PORT: String(await freePort()) });
-    running.push(intruder);
-    expect(await intruder.exited).toBe(1);
-    expect(intruder.output()).toMatch(/in use by another Kosh process/);
-    expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
-
-    expect(await first.process.stop('SIGTERM')).toBe(0);
-
-    const second = await serve({ KOSH_DATA_DIR: dataDir });
-    expect(second.process.output()).not.toContain('created a sandbox');
-    const fetched = await fetch(`${second.url}/v1/orders/${order.id}/`, {
-      headers: { authorization: authHeader(credentials.merchant) },
-    });
-    expect(fetched.status).toBe(200);
-    expect(((await fetched.json()) as { data: { id: string } }).data.id).toBe(order.id);
-    await second.process.stop();
-  });
-
-  it('refuses to start on a bad setting and names it', async () => {
-    const process = runKosh(['serve'], { KOSH_DATA_DIR: tempDir(), PORT: 'eighty' });
-    expect(await process.exited).toBe(1);
-    expect(process.output()).toMatch(/Invalid setting PORT/);
-  });
-
-  it('prints credentials as JSON from the admin commands', async () => {
-    const dir = tempDir();
-    const merchant = runKosh(['merchant', 'create', '--name', 'Acme Books', '--json'], {
-      KOSH_DATA_DIR: dir,
-    });
-    expect(await merchant.exited).toBe(0);
-    const created = JSON.parse(merchant.output().trim().split('\n').pop()!);
-    expect(created).toMatchObject({
-      account_id: expect.stringMatching(/^mid_/),
-      api_key: expect.stringMatching(/^key_test_/),
-      mode: 'test',
-    });
-    expect(created.secret_key).toMatch(/^sk_test_/);
-
-    const partner = runKosh(['partner', 'create', '--name', 'Platform', '--json'], { KOSH_DATA_DIR: dir });
-    expect(await partner.exited).toBe(0);
-    expect(JSON.parse(partner.output().trim().split('\n').pop()!).account_id).toMatch(/^ptr_/);
-
-    const testKey = runKosh(['keys', 'create', '--account', created.account_id, '--mode', 'test', '--json'], {
-      KOSH_DATA_DIR: dir,
-    });
-    expect(await testKey.exited).toBe(0);
-    expect(JSON.parse(testKey.output().trim().split('\n').pop()!).api_key).toMatch(/^key_test_/);
-
-    const liveKey = runKosh(['keys', 'create', '--account', created.account_id, '--mode', 'live', '--json'], {
-      KOSH_DATA_DIR: dir,
-    });
-    expect(await liveKey.exited).toBe(1);
-    expect(liveKey.output()).toMatch(/activated/);
-  });
-});
-
-describe('kosh serve with DATABASE_URL', { timeout: 120_000 }, () => {
-  it('bootstraps the sandbox on an empty PostgreSQL database too', async () => {
-    const database = await createEmptyPostgresDatabase();
-    try {
-      const dataDir = tempDir();
-      const server = await serve({
-        DATABASE_URL: database.url,
-        KOSH_DATA_DIR: dataDir,
-        KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      const created = await fetch(`${first.url}/v1/orders/`, {
+        method: 'POST',
+        headers: { authorization: authHeader(credentials.merchant), 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 5000, currency: 'INR' }),
       });
-      const credentials: SandboxCredentials = JSON.parse(
-        fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
-      );
-      const methods = await fetch(`${server.url}/v1/payments/methods/`, {
+      expect(created.status).toBe(200);
+      const order = ((await created.json()) as { data: { id: string; amount_pending: number } }).data;
+      expect(order.amount_pending).toBe(5000);
+
+      // A second process on the same folder is refused, and the first keeps serving.
+      const intruder = runKosh(['serve'], { KOSH_DATA_DIR: dataDir, PORT: String(await freePort()) });
+      running.push(intruder);
+      expect(await intruder.exited).toBe(1);
+      expect(intruder.output()).toMatch(/in use by another Kosh process/);
+      expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+
+      expect(await first.process.stop('SIGTERM')).toBe(0);
+
+      const second = await serve({ KOSH_DATA_DIR: dataDir });
+      expect(second.process.output()).not.toContain('created a sandbox');
+      const fetched = await fetch(`${second.url}/v1/orders/${order.id}/`, {
         headers: { authorization: authHeader(credentials.merchant) },
       });
-      expect(methods.status).toBe(200);
-      expect(((await methods.json()) as { entity: string }).entity).toBe('methods');
-      await server.process.stop();
-    } finally {
-      await database.drop();
-    }
+      expect(fetched.status).toBe(200);
+      expect(((await fetched.json()) as { data: { id: string } }).data.id).toBe(order.id);
+      await second.process.stop();
+    });
+
+    it('refuses to start on a bad setting and names it', async () => {
+      const process = runKosh(['serve'], { KOSH_DATA_DIR: tempDir(), PORT: 'eighty' });
+      expect(await process.exited).toBe(1);
+      expect(process.output()).toMatch(/Invalid setting PORT/);
+    });
+
+    it('prints credentials as JSON from the admin commands', async () => {
+      const dir = tempDir();
+      const merchant = runKosh(['merchant', 'create', '--name', 'Acme Books', '--json'], {
+        KOSH_DATA_DIR: dir,
+      });
+      expect(await merchant.exited).toBe(0);
+      const created = JSON.parse(merchant.output().trim().split('\n').pop()!);
+      expect(created).toMatchObject({
+        account_id: expect.stringMatching(/^mid_/),
+        api_key: expect.stringMatching(/^key_test_/),
+        mode: 'test',
+      });
+      expect(created.secret_key).toMatch(/^sk_test_/);
+
+      const partner = runKosh(['partner', 'create', '--name', 'Platform', '--json'], { KOSH_DATA_DIR: dir });
+      expect(await partner.exited).toBe(0);
+      expect(JSON.parse(partner.output().trim().split('\n').pop()!).account_id).toMatch(/^ptr_/);
+
+      const testKey = runKosh(
+        ['keys', 'create', '--account', created.account_id, '--mode', 'test', '--json'],
+        {
+          KOSH_DATA_DIR: dir,
+        },
+      );
+      expect(await testKey.exited).toBe(0);
+      expect(JSON.parse(testKey.output().trim().split('\n').pop()!).api_key).toMatch(/^key_test_/);
+
+      const liveKey = runKosh(
+        ['keys', 'create', '--account', created.account_id, '--mode', 'live', '--json'],
+        {
+          KOSH_DATA_DIR: dir,
+        },
+      );
+      expect(await liveKey.exited).toBe(1);
+      expect(liveKey.output()).toMatch(/activated/);
+    });
+  });
+
+  describe('kosh serve with DATABASE_URL', () => {
+    it('bootstraps the sandbox on an empty PostgreSQL database too', async () => {
+      const database = await createEmptyPostgresDatabase();
+      try {
+        const dataDir = tempDir();
+        const server = await serve({
+          DATABASE_URL: database.url,
+          KOSH_DATA_DIR: dataDir,
+          KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        });
+        const credentials: SandboxCredentials = JSON.parse(
+          fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
+        );
+        const methods = await fetch(`${server.url}/v1/payments/methods/`, {
+          headers: { authorization: authHeader(credentials.merchant) },
+        });
+        expect(methods.status).toBe(200);
+        expect(((await methods.json()) as { entity: string }).entity).toBe('methods');
+        await server.process.stop();
+      } finally {
+        await database.drop();
+      }
+    });
   });
 });

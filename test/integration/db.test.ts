@@ -76,3 +76,27 @@ for (const kind of DATABASE_KINDS) {
     });
   });
 }
+
+describe('a statement the database refuses', () => {
+  it.each(DATABASE_KINDS)('outside a transaction leaves the database usable [%s]', async (kind) => {
+    const db = await openTestDatabase(kind);
+    try {
+      await db.query('CREATE TABLE kosh_refusal (id int PRIMARY KEY)');
+      await db.query('INSERT INTO kosh_refusal VALUES (1)');
+      // A refused statement is the caller's (a constraint, a bad value), never the connection's.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        // With parameters too (the extended protocol), as every query of the service sends them.
+        await expect(db.query('INSERT INTO kosh_refusal VALUES (1)')).rejects.toMatchObject({
+          code: '23505',
+        });
+        await expect(db.query('INSERT INTO kosh_refusal VALUES ($1)', [1])).rejects.toMatchObject({
+          code: '23505',
+        });
+        await expect(db.query('SELECT $1::int', ['x'])).rejects.toMatchObject({ code: '22P02' });
+      }
+      expect(await db.query('SELECT count(*)::int AS n FROM kosh_refusal')).toEqual([{ n: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
+});

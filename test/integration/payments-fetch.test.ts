@@ -38,6 +38,8 @@ describeEachDatabase('fetching payments', (harness) => {
       bank_reference: null,
       fee: null,
       tax: null,
+      amount_refunded: 0,
+      refund_status: null,
     });
     expect(body.data.created_at).toBe(Math.floor(harness().clock.now().getTime() / 1000));
   });

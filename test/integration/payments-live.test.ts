@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { requestFingerprint } from '../../src/http/idempotency.js';
-import { createFakepayConnector } from '../helpers/fakepay/connector.js';
+import { fakepayAccount } from '../helpers/fakepay/connector.js';
 import { Fakepay, fakepayWebhookSignature } from '../helpers/fakepay/server.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { paymentBody, returnFields } from '../helpers/payments.js';
@@ -301,14 +301,6 @@ describeEachDatabase(
   },
   {},
   () => ({
-    liveConnector: {
-      connector: createFakepayConnector({
-        baseUrl: fakepay.url,
-        apiKey: fakepay.apiKey,
-        secret: fakepay.secret,
-        timeoutMs: 1_000,
-      }),
-      connectorAccountId: ACCOUNT,
-    },
+    liveConnector: fakepayAccount(fakepay, ACCOUNT),
   }),
 );

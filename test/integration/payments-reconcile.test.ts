@@ -7,7 +7,8 @@ import { paymentBody } from '../helpers/payments.js';
 /**
  * The sandbox's real-bank outcomes settled by the reconciler in real time, over HTTP against a
  * listening Kosh with its background jobs running: pending answers that settle after
- * KOSH_SANDBOX_SETTLE_SECONDS, and a late authorisation after KOSH_PENDING_TIMEOUT_SECONDS.
+ * KOSH_SANDBOX_SETTLE_SECONDS, a late authorisation after KOSH_PENDING_TIMEOUT_SECONDS, and the
+ * automatic refund of one whose order another payment paid (KOSH_SANDBOX_REFUND_SECONDS).
  */
 const SETTLE = 2;
 const TIMEOUT = 10;
@@ -134,7 +135,7 @@ describeEachDatabase(
       ]);
     });
 
-    it.concurrent('late_success on an order another payment paid meanwhile: never captured, its authorisation recorded', async () => {
+    it.concurrent('late_success on an order another payment paid meanwhile: never captured, its authorisation recorded and refunded in full', async () => {
       const orderId = await newOrder();
       const late = await pay(orderId, 'late_success');
       const winner = await pay(orderId, 'success', 'HDFC');
@@ -146,10 +147,36 @@ describeEachDatabase(
         90,
       );
       expect(refused).toMatchObject({ status: 'failed', error_code: 'order_already_paid' });
+      // The customer's money goes back without anyone acting: a full refund, processed.
+      const { payment: refunded, after } = await waitFor(
+        late.paymentId,
+        late.chosenAt,
+        (p) => p.refund_status === 'full',
+        120,
+      );
+      expect(refunded).toMatchObject({ status: 'failed', amount_refunded: 5000 });
+      const deadline = Date.now() + 15_000;
+      let refunds: Array<Record<string, unknown>> = [];
+      while (Date.now() < deadline) {
+        refunds = (await api('GET', `/v1/payments/${late.paymentId}/refunds/`)).data as never;
+        if (refunds.every((refund) => refund.status === 'processed')) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(refunds).toEqual([
+        expect.objectContaining({
+          amount: 5000,
+          status: 'processed',
+          payment_id: late.paymentId,
+          order_id: orderId,
+        }),
+      ]);
+      expect(after).toBeLessThan(120);
       expect(await eventTypes(late.paymentId)).toEqual([
         'payment.pending',
         'payment.failed',
         'payment.late_authorisation',
+        'refund.created',
+        'refund.processed',
       ]);
       // Nothing is left to ask: the reconciler will not touch it again.
       const [row] = await harness().container.db.query<{ next_sync_at: Date | null; refund_due: boolean }>(
@@ -168,6 +195,7 @@ describeEachDatabase(
     KOSH_SANDBOX_SETTLE_SECONDS: String(SETTLE),
     KOSH_PENDING_TIMEOUT_SECONDS: String(TIMEOUT),
     KOSH_PAYMENT_SYNC_INTERVAL_MS: '200',
+    KOSH_SANDBOX_REFUND_SECONDS: '1',
   },
   { realClock: true },
 );

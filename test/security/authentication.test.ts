@@ -80,7 +80,7 @@ describeEachDatabase('security: authentication', (harness) => {
       account.id,
       account.credentials.api_key,
     );
-    expect(revoked).toBe(true);
+    expect(revoked).toMatchObject({ api_key: account.credentials.api_key, revoked_at: expect.any(Date) });
     const reply = await get(account.auth);
     expect(reply.statusCode).toBe(401);
     expect(reply.json().error.code).toBe('invalid_credentials');

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
-import { createOrder } from '../helpers/payments.js';
+import { choose, createOrder, createPayment, openPage } from '../helpers/payments.js';
 import {
   bodiesFrom,
   encodings,
@@ -20,6 +20,8 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
   const ledger = new SecretLedger();
   let merchant: TestAccount;
   let orders: string[];
+  /** Captured payments the refund fuzzing works on. */
+  const captured: string[] = [];
   beforeAll(async () => {
     merchant = await harness().merchant('Fuzz payments');
     ledger.add(merchant);
@@ -133,6 +135,78 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
           listQueries([], ['pay_00000000000000000000000000']),
         )
         .map(([order, query]) => `/v1/orders/${order}/payments/?${query}`),
+    ]);
+    for (const counts of statuses) expect(counts.get(400) ?? 0).toBeGreaterThan(0);
+  }, 300_000);
+
+  it(`POST /v1/payments/<id>/refunds/: ${FUZZ_RUNS} generated requests, JSON and form`, async () => {
+    // Captured payments large enough that most valid refunds fit, one payment not captured, and ids
+    // that name nothing (or another tenant's nothing).
+    // Many: a body whose amount was dropped refunds all that is left of its payment.
+    for (let i = 0; i < 40; i++) {
+      const amount = 100_000_000;
+      const order = await createOrder(harness(), merchant, amount);
+      const { paymentId } = await createPayment(harness(), merchant, { amount }, order);
+      await choose(harness(), paymentId, await openPage(harness(), paymentId), 'success');
+      captured.push(paymentId);
+    }
+    const open = (await createPayment(harness(), merchant, {}, await createOrder(harness(), merchant)))
+      .paymentId;
+    const validRefund = fc.record(
+      {
+        amount: fc.integer({ min: 1, max: 5_000 }),
+        speed: fc.constantFrom('normal', 'instant'),
+        receipt: fc.string({ minLength: 1, maxLength: 40 }),
+        metadata: fc.dictionary(shortText(40), shortText(100), { maxKeys: 5 }),
+      },
+      // Without an amount a refund takes all that is left: bodiesFrom drops it now and then.
+      { requiredKeys: ['amount'] },
+    );
+    const nearRefund: Record<string, unknown[]> = {
+      amount: [0, -1, 1.5, '100', 1e308, 200_000_000, Number.MAX_SAFE_INTEGER + 1, null],
+      speed: ['fast', 'INSTANT', '', null],
+      receipt: ['', 'r'.repeat(41), 7],
+      metadata: ['x', [1], { a: { b: 1 } }],
+    };
+    const statuses = await fuzzRoute(harness(), {
+      method: 'POST',
+      url: fc
+        .constantFrom(...captured, ...captured, open, 'pay_00000000000000000000000000', "pay_'--", '..%2F')
+        .map((id) => `/v1/payments/${id}/refunds/`),
+      account: merchant,
+      body: encodings(
+        bodiesFrom(validRefund, ['amount', 'speed', 'receipt', 'metadata', 'payment_id'], nearRefund),
+      ),
+      headers: idempotencyHeaders,
+      onSuccess(reply) {
+        expect(reply.statusCode).toBe(200);
+        expect(reply.json().data).toMatchObject({ id: expect.stringMatching(/^rfnd_/), entity: 'refund' });
+      },
+    });
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(FUZZ_RUNS / 20);
+    expect(statuses.get(400) ?? 0).toBeGreaterThan(FUZZ_RUNS / 5);
+    expect(statuses.get(404) ?? 0).toBeGreaterThan(0);
+    expect(statuses.get(409) ?? 0).toBeGreaterThan(0);
+    // Whatever was accepted, no payment is refunded past its amount.
+    expect(
+      await harness().container.db.query(
+        `SELECT p.id FROM payments p WHERE p.amount_refunded <>
+           (SELECT coalesce(sum(r.amount), 0) FROM refunds r WHERE r.payment_id = p.id AND r.status <> 'failed')`,
+      ),
+    ).toEqual([]);
+  }, 300_000);
+
+  it(`GET /v1/refunds/ and /v1/payments/<id>/refunds/: ${FUZZ_RUNS} generated queries each`, async () => {
+    const statuses = await fuzzLists(harness(), merchant, [
+      listQueries(['payment_id', 'status'], ['rfnd_00000000000000000000000000', 'processed', 'pending']).map(
+        (query) => `/v1/refunds/?${query}`,
+      ),
+      fc
+        .tuple(
+          fc.constantFrom(...captured, 'pay_00000000000000000000000000', 'x', "pay_'--", '%00', '..%2F'),
+          listQueries([], ['rfnd_00000000000000000000000000']),
+        )
+        .map(([payment, query]) => `/v1/payments/${payment}/refunds/?${query}`),
     ]);
     for (const counts of statuses) expect(counts.get(400) ?? 0).toBeGreaterThan(0);
   }, 300_000);

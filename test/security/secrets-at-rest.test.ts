@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -117,11 +118,22 @@ for (const kind of DATABASE_KINDS) {
       remember(plain.json().data.secret);
       const rss = await harness.request('GET', '/v1/payments/return-signing-secret/', { auth: merchant });
       remember(rss.json().data.secret);
-      expect(issued.size).toBe(9);
+      // A live provider account's secrets: sent by the merchant, never to be found stored in clear.
+      const live = await harness.liveKey(merchant);
+      const providerSecrets = { key_secret: `rzs_${randomUUID()}`, webhook_secret: `rzw_${randomUUID()}` };
+      await keyed(
+        live,
+        'POST',
+        '/v1/connector-accounts/',
+        { connector: 'razorpay', credentials: { key_id: 'rzp_live_secrets', ...providerSecrets } },
+        'secret-ca',
+      );
+      remember(providerSecrets.key_secret, providerSecrets.webhook_secret);
+      expect(issued.size).toBe(11);
     });
 
     it('finds none of them anywhere in what the database stores', async () => {
-      expect(issued.size).toBe(9);
+      expect(issued.size).toBe(11);
       const haystacks: { name: string; content: Buffer }[] = [];
       // A logical dump of every table, as the database returns it (decompressed).
       const tables = await harness.container.db.query<{ table_name: string }>(

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   isFinal,
@@ -7,6 +8,12 @@ import {
   PAYMENT_TRIGGERS,
   paymentTransition,
 } from '../../src/modules/payments/payment.transitions.js';
+import {
+  REFUND_STATUSES,
+  REFUND_TRANSITIONS,
+  REFUND_TRIGGERS,
+  refundTransition,
+} from '../../src/modules/refunds/refund.transitions.js';
 
 /** Every (state, trigger) pair, and what the table must answer for it. */
 const EXPECTED: Record<string, string | undefined> = {
@@ -54,5 +61,34 @@ describe('order transition table', () => {
   );
   it.each(pairs)('%s on %s', (from, on) => {
     expect(orderTransition(from, on)).toBe(expected[`${from}:${on}`]);
+  });
+});
+
+describe('refund transition table', () => {
+  const pairs = REFUND_STATUSES.flatMap((from) => REFUND_TRIGGERS.map((on) => [from, on] as const));
+  const REFUNDS: Record<string, string | undefined> = {
+    'pending:provider_processed': 'processed',
+    'pending:provider_failed': 'failed',
+  };
+
+  it.each(pairs)('%s on %s', (from, on) => {
+    const transition = refundTransition(from, on);
+    expect(transition?.to).toBe(REFUNDS[`${from}:${on}`]);
+    if (transition) {
+      expect(transition.event).toBe(`refund.${transition.to}`);
+      // Only a failure gives the amount back to the payment.
+      expect(transition.releasesAmount).toBe(transition.to === 'failed');
+    }
+  });
+
+  it('is the table docs/refunds.md shows', () => {
+    const docs = fs.readFileSync(new URL('../../docs/refunds.md', import.meta.url), 'utf8');
+    for (const transition of REFUND_TRANSITIONS) {
+      expect(docs).toMatch(
+        new RegExp(
+          `\\| \`${transition.from}\`\\s*\\|[^|]+\\|\\s*\`${transition.to}\`\\s*\\|\\s*\`${transition.event}\``,
+        ),
+      );
+    }
   });
 });

@@ -5,7 +5,9 @@ import { SANDBOX_BANKS, SANDBOX_WALLETS } from '../../src/connectors/sandbox/cat
 import {
   createSandboxConnector,
   SANDBOX_CHOICES,
+  SANDBOX_REFUND_FAILS,
   sandboxInstrument,
+  sandboxRefundStatus,
   sandboxStatus,
 } from '../../src/connectors/sandbox/sandbox.connector.js';
 
@@ -28,7 +30,7 @@ describe('sandbox catalogue', () => {
     );
   });
 
-  const TIMING = { settleSeconds: 60, pendingTimeoutSeconds: 900 };
+  const TIMING = { settleSeconds: 60, pendingTimeoutSeconds: 900, refundSeconds: 5 };
   const pendingAt = new Date('2026-01-01T00:00:00Z');
   const payment = (choice: string | undefined, chosen = true): ConnectorPayment => ({
     id: 'pay_x',
@@ -112,5 +114,47 @@ describe('sandbox catalogue', () => {
   it('answers not_started before any choice, and for an unknown choice', () => {
     expect(sandboxStatus(payment(undefined, false), at(10), TIMING).outcome).toBe('not_started');
     expect(sandboxStatus(payment('maybe'), at(10), TIMING).outcome).toBe('not_started');
+  });
+
+  describe('refunds', () => {
+    const refund = (metadata: Record<string, unknown>) => ({
+      id: 'rfnd_x',
+      paymentId: 'pay_x',
+      amount: 100,
+      currency: 'INR',
+      speed: 'normal' as const,
+      metadata,
+      createdAt: pendingAt,
+      provider: { reference: null, status: null, data: {} },
+      payment: payment('success'),
+    });
+
+    it.each([
+      [5, 0, {}, 'pending'],
+      [5, 4.999, {}, 'pending'],
+      [5, 5, {}, 'processed'],
+      [0, 0, {}, 'processed'],
+      [5, 4, { sandbox_refund: 'fail' }, 'pending'],
+      [5, 5, { sandbox_refund: 'fail' }, 'failed'],
+      [0, 0, { sandbox_refund: 'fail' }, 'failed'],
+      [0, 0, { sandbox_refund: 'failed' }, 'processed'],
+      [0, 0, { other: 'fail' }, 'processed'],
+    ])(
+      'KOSH_SANDBOX_REFUND_SECONDS=%s, %s s after it was made, metadata %j: %s',
+      (seconds, elapsed, metadata, outcome) => {
+        const answer = sandboxRefundStatus(
+          refund(metadata),
+          new Date(pendingAt.getTime() + elapsed * 1000),
+          seconds,
+        );
+        expect(answer.outcome).toBe(outcome);
+        expect(answer.errorCode).toBe(outcome === 'failed' ? 'refund_declined' : undefined);
+      },
+    );
+
+    it('documents the failure switch', () => {
+      const refundsDoc = fs.readFileSync(new URL('../../docs/refunds.md', import.meta.url), 'utf8');
+      expect(refundsDoc).toContain(`"${SANDBOX_REFUND_FAILS.key}": "${SANDBOX_REFUND_FAILS.value}"`);
+    });
   });
 });

@@ -1,5 +1,11 @@
 import type { Clock } from '../../domain/clock.js';
-import type { Connector, ConnectorPayment, StatusResult } from '../connector.js';
+import type {
+  Connector,
+  ConnectorPayment,
+  ConnectorRefund,
+  RefundResult,
+  StatusResult,
+} from '../connector.js';
 import { SANDBOX_BANKS, SANDBOX_WALLETS, type SandboxInstrument } from './catalogue.js';
 
 /** Finds a sandbox bank or wallet by code, in any case. */
@@ -42,11 +48,40 @@ const CANCELLED = {
   errorReason: 'The customer cancelled the payment.',
 } as const;
 
+/**
+ * The metadata that makes a sandbox refund fail (docs/refunds.md): `{ "sandbox_refund": "fail" }`.
+ * Anything else is processed.
+ */
+export const SANDBOX_REFUND_FAILS = { key: 'sandbox_refund', value: 'fail' } as const;
+
+/**
+ * The simulated bank's answer for a refund: pending until KOSH_SANDBOX_REFUND_SECONDS after it was
+ * made, then processed (or failed, when its metadata asks for that). A pure function of the refund
+ * and the time, like the payment's.
+ */
+export function sandboxRefundStatus(refund: ConnectorRefund, now: Date, refundSeconds: number): RefundResult {
+  const elapsed = (now.getTime() - refund.createdAt.getTime()) / 1000;
+  if (elapsed < refundSeconds)
+    return { outcome: 'pending', rawStatus: 'pending', reference: `sbx_${refund.id}` };
+  if (refund.metadata[SANDBOX_REFUND_FAILS.key] === SANDBOX_REFUND_FAILS.value) {
+    return {
+      outcome: 'failed',
+      rawStatus: 'failed',
+      reference: `sbx_${refund.id}`,
+      errorCode: 'refund_declined',
+      errorReason: 'The bank refused the refund (sandbox: metadata sandbox_refund = fail).',
+    };
+  }
+  return { outcome: 'processed', rawStatus: 'processed', reference: `sbx_${refund.id}` };
+}
+
 export interface SandboxTiming {
   /** How long a pending answer of the simulated bank takes to settle (KOSH_SANDBOX_SETTLE_SECONDS). */
   settleSeconds: number;
   /** Kosh's own pending timeout: a late authorisation arrives this long plus `settleSeconds` after the choice. */
   pendingTimeoutSeconds: number;
+  /** How long a sandbox refund stays pending (KOSH_SANDBOX_REFUND_SECONDS; 0 processes it at once). */
+  refundSeconds: number;
 }
 
 /**
@@ -104,6 +139,12 @@ export function createSandboxConnector(deps: { clock: Clock } & SandboxTiming): 
     },
     async status(payment) {
       return sandboxStatus(payment, deps.clock.now(), deps);
+    },
+    async refund(refund) {
+      return sandboxRefundStatus(refund, deps.clock.now(), deps.refundSeconds);
+    },
+    async refundStatus(refund) {
+      return sandboxRefundStatus(refund, deps.clock.now(), deps.refundSeconds);
     },
   };
 }

@@ -19,9 +19,20 @@ export interface KeyRow {
   mode: Mode;
   secret_hash: Buffer;
   revoked_at: Date | null;
+  expires_at: Date | null;
   account_kind: AccountKind;
   account_name: string;
   account_status: AccountStatus;
+}
+
+/** A key as its owner sees it. */
+export interface ApiKeyRow {
+  api_key: string;
+  account_id: string;
+  mode: Mode;
+  created_at: Date;
+  revoked_at: Date | null;
+  expires_at: Date | null;
 }
 
 export function createAccountsRepo() {
@@ -94,7 +105,7 @@ export function createAccountsRepo() {
 
     async findKey(db: Queryable, apiKey: string): Promise<KeyRow | undefined> {
       const [row] = await db.query<KeyRow>(
-        `SELECT k.api_key, k.account_id, k.mode, k.secret_hash, k.revoked_at,
+        `SELECT k.api_key, k.account_id, k.mode, k.secret_hash, k.revoked_at, k.expires_at,
                 a.kind AS account_kind, a.name AS account_name, a.status AS account_status
            FROM api_keys k JOIN accounts a ON a.id = k.account_id
           WHERE k.api_key = $1`,
@@ -103,12 +114,48 @@ export function createAccountsRepo() {
       return row;
     },
 
-    async revokeKey(db: Queryable, accountId: string, apiKey: string): Promise<boolean> {
-      const rows = await db.query(
-        'UPDATE api_keys SET revoked_at = now() WHERE api_key = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING api_key',
+    /** An account's keys of one mode, newest first (no secret: only its HMAC is stored anyway). */
+    async listKeys(db: Queryable, accountId: string, mode: Mode): Promise<ApiKeyRow[]> {
+      return db.query<ApiKeyRow>(
+        `SELECT api_key, account_id, mode, created_at, revoked_at, expires_at FROM api_keys
+          WHERE account_id = $1 AND mode = $2 ORDER BY created_at DESC, api_key`,
+        [accountId, mode],
+      );
+    },
+
+    async findAccountKey(db: Queryable, accountId: string, apiKey: string): Promise<ApiKeyRow | undefined> {
+      const [row] = await db.query<ApiKeyRow>(
+        `SELECT api_key, account_id, mode, created_at, revoked_at, expires_at FROM api_keys
+          WHERE api_key = $1 AND account_id = $2`,
         [apiKey, accountId],
       );
-      return rows.length === 1;
+      return row;
+    },
+
+    /** A working key stops at `at` (compare-and-set: not revoked, not already rolled). */
+    async expireKey(
+      db: Queryable,
+      accountId: string,
+      apiKey: string,
+      at: Date,
+    ): Promise<ApiKeyRow | undefined> {
+      const [row] = await db.query<ApiKeyRow>(
+        `UPDATE api_keys SET expires_at = $3
+          WHERE api_key = $1 AND account_id = $2 AND revoked_at IS NULL AND expires_at IS NULL
+          RETURNING api_key, account_id, mode, created_at, revoked_at, expires_at`,
+        [apiKey, accountId, at],
+      );
+      return row;
+    },
+
+    /** Revokes a working key (compare-and-set); undefined when it was not working (or is not there). */
+    async revokeKey(db: Queryable, accountId: string, apiKey: string): Promise<ApiKeyRow | undefined> {
+      const [row] = await db.query<ApiKeyRow>(
+        `UPDATE api_keys SET revoked_at = now() WHERE api_key = $1 AND account_id = $2 AND revoked_at IS NULL
+          RETURNING api_key, account_id, mode, created_at, revoked_at, expires_at`,
+        [apiKey, accountId],
+      );
+      return row;
     },
 
     /** The pepper generated on first start when none is configured; the first writer wins. */

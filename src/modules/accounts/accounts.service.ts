@@ -1,10 +1,11 @@
 import type { Db, Queryable } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import type { AccountKind, Mode, Principal } from '../../domain/principal.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
 import type { MethodsService } from '../methods/methods.service.js';
-import type { AccountRow, AccountStatus, AccountsRepo, KeyRow } from './accounts.repo.js';
+import type { AccountRow, AccountStatus, AccountsRepo, ApiKeyRow, KeyRow } from './accounts.repo.js';
 import {
   hashSecret,
   modeOfApiKey,
@@ -38,14 +39,19 @@ export interface NewAccount {
  */
 export type KeyCache = TtlCache<{ row: KeyRow; secret: Buffer }>;
 
+/** The channel on which processes tell each other to drop cached keys ('*': all of them). */
+export const KEY_CHANNEL = 'kosh_keys';
+
 /** One per process, shared by every wiring of the service (see `wireServices`). */
 export function createKeyCache(ttlMs: number): KeyCache {
   return new TtlCache(ttlMs, 10_000);
 }
 
 /** The principal of a key whose secret matched; undefined when the key no longer works. */
-function principalOf(row: KeyRow): Principal | undefined {
+function principalOf(row: KeyRow, now: Date): Principal | undefined {
   if (row.revoked_at !== null) return undefined;
+  // A rolled key works until the end of the overlap its owner chose.
+  if (row.expires_at !== null && row.expires_at <= now) return undefined;
   if (row.account_status === 'suspended') {
     throw new KoshError('account_not_activated', 'The account is suspended.');
   }
@@ -71,8 +77,9 @@ export function createAccountsService(deps: {
   methods: MethodsService;
   pepper: string;
   keyCache: KeyCache;
+  clock: Clock;
 }) {
-  const { db, repo, ids, methods, pepper } = deps;
+  const { db, repo, ids, methods, pepper, clock } = deps;
   const { keyCache } = deps;
 
   async function createAccount(tx: Queryable, input: NewAccount): Promise<AccountRow> {
@@ -104,6 +111,17 @@ export function createAccountsService(deps: {
   }
 
   /**
+   * Drops a key (or, with '*', every key) from this process's cache and tells the other processes
+   * to do the same (PostgreSQL `NOTIFY`, the container listens on it); in a transaction, the others hear
+   * it when it commits.
+   */
+  async function forgetKeys(apiKey: string, handle: Queryable = db): Promise<void> {
+    if (apiKey === '*') keyCache.clear();
+    else keyCache.delete(apiKey);
+    await handle.query(`SELECT pg_notify('${KEY_CHANNEL}', $1)`, [apiKey]);
+  }
+
+  /**
    * `authenticate` without waiting, for a key in the cache (or credentials refused by their shape
    * alone); `'miss'` when the database must be asked.
    */
@@ -112,7 +130,7 @@ export function createAccountsService(deps: {
     const cached = keyCache.get(apiKey);
     if (!cached) return 'miss';
     if (!verifiedSecretMatches(secret, cached.secret)) return undefined;
-    return principalOf(cached.row);
+    return principalOf(cached.row, clock.now());
   }
 
   return {
@@ -133,10 +151,45 @@ export function createAccountsService(deps: {
       return db.transaction((tx) => createKey(tx, accountId, mode));
     },
 
-    async revokeKey(accountId: string, apiKey: string): Promise<boolean> {
+    /** An account's keys of one mode, newest first. */
+    listKeys: (accountId: string, mode: Mode) => repo.listKeys(db, accountId, mode),
+
+    /**
+     * Revokes one of the account's keys (of `mode`, when given): it stops at once in this process
+     * and, through the database's notifications, in every other (docs/api.md). Answers the key as it
+     * is afterwards (one revoked earlier stays as it was); undefined when there is no such key.
+     */
+    async revokeKey(accountId: string, apiKey: string, mode?: Mode): Promise<ApiKeyRow | undefined> {
+      const key = await repo.findAccountKey(db, accountId, apiKey);
+      if (!key || (mode && key.mode !== mode)) return undefined;
       const revoked = await repo.revokeKey(db, accountId, apiKey);
-      keyCache.delete(apiKey);
-      return revoked;
+      await forgetKeys(apiKey);
+      return revoked ?? key;
+    },
+
+    /**
+     * A new key of the same mode, and the old one working `overlapSeconds` longer (0: it stops at
+     * once), so the owner can deploy the new one first. Undefined when there is no such key (of
+     * `mode`, when given); `state_conflict` when it was revoked or rolled already.
+     */
+    async rollKey(
+      accountId: string,
+      apiKey: string,
+      overlapSeconds: number,
+      mode?: Mode,
+    ): Promise<{ credentials: Credentials; previous: ApiKeyRow } | undefined> {
+      const rolled = await db.transaction(async (tx) => {
+        const current = await repo.findAccountKey(tx, accountId, apiKey);
+        if (!current || (mode && current.mode !== mode)) return undefined;
+        const expiresAt = new Date(clock.now().getTime() + overlapSeconds * 1000);
+        const previous = await repo.expireKey(tx, accountId, apiKey, expiresAt);
+        if (!previous) {
+          throw new KoshError('state_conflict', `The key ${apiKey} was revoked or rolled already.`);
+        }
+        return { credentials: await createKey(tx, accountId, current.mode), previous };
+      });
+      if (rolled) await forgetKeys(apiKey);
+      return rolled;
     },
 
     async getAccount(accountId: string): Promise<AccountRow> {
@@ -148,7 +201,7 @@ export function createAccountsService(deps: {
     async setStatus(tx: Queryable, accountId: string, status: AccountStatus): Promise<AccountRow> {
       const account = await repo.setStatus(tx, accountId, status);
       if (!account) throw notFound('account', accountId);
-      keyCache.clear();
+      await forgetKeys('*', tx);
       return account;
     },
 
@@ -164,7 +217,7 @@ export function createAccountsService(deps: {
     ): Promise<AccountRow> {
       const account = await repo.compareAndSetStatus(tx, accountId, from, to);
       if (!account) throw new KoshError('state_conflict', `The account ${accountId} is no longer ${from}.`);
-      keyCache.clear();
+      await forgetKeys('*', tx);
       return account;
     },
 
@@ -180,7 +233,7 @@ export function createAccountsService(deps: {
       const row = await repo.findKey(db, apiKey);
       if (!row || !secretMatches(pepper, secret, row.secret_hash)) return undefined;
       keyCache.set(apiKey, { row, secret: verifiedSecret(secret) });
-      return principalOf(row);
+      return principalOf(row, clock.now());
     },
 
     authenticateCached,

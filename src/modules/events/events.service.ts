@@ -12,6 +12,9 @@ export type EventType =
   | 'payment.failed'
   | 'payment.late_authorisation'
   | 'order.paid'
+  | 'refund.created'
+  | 'refund.processed'
+  | 'refund.failed'
   | `merchant.${string}`;
 
 /**

@@ -34,3 +34,22 @@ export function sandboxMethods(): MethodsConfig {
     wallet: Object.fromEntries(SANDBOX_WALLETS.map((wallet) => [wallet.code, wallet.label])),
   };
 }
+
+/**
+ * What a live merchant can offer: the banks and wallets both enabled for it and taken by the
+ * connector its live payments go to (all that is enabled when the connector does not say; none
+ * without a connector).
+ */
+export function offerable(
+  config: MethodsConfig,
+  connector: { methods?: { netbanking: readonly string[]; wallet: readonly string[] } } | undefined,
+): MethodsConfig {
+  if (connector && !connector.methods) return config;
+  const keep = (enabled: Record<string, string>, taken: readonly string[] | undefined) =>
+    Object.fromEntries(Object.entries(enabled).filter(([code]) => taken?.includes(code) ?? false));
+  return {
+    ...config,
+    netbanking: keep(config.netbanking, connector?.methods?.netbanking),
+    wallet: keep(config.wallet, connector?.methods?.wallet),
+  };
+}

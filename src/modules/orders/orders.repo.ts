@@ -43,6 +43,14 @@ const LIST_AFTER: PreparedStatement = {
   text: `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND mode = $2 AND id < $4 ORDER BY id DESC LIMIT $3`,
 };
 
+/** What an orders list can be narrowed to. */
+export interface OrderFilter {
+  status?: string | undefined;
+  receipt?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
 export function createOrdersRepo() {
   return {
     async insert(
@@ -122,10 +130,36 @@ export function createOrdersRepo() {
       return row;
     },
 
-    async list(db: Queryable, accountId: string, mode: Mode, page: PageRequest): Promise<OrderRow[]> {
-      return page.cursor === undefined
-        ? db.query<OrderRow>(LIST_FIRST, [accountId, mode, page.limit + 1])
-        : db.query<OrderRow>(LIST_AFTER, [accountId, mode, page.limit + 1, page.cursor]);
+    async list(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      page: PageRequest,
+      filter: OrderFilter = {},
+    ): Promise<OrderRow[]> {
+      if (Object.values(filter).every((value) => value === undefined)) {
+        // The common case, a plain page: prepared statements (planned once per connection).
+        return page.cursor === undefined
+          ? db.query<OrderRow>(LIST_FIRST, [accountId, mode, page.limit + 1])
+          : db.query<OrderRow>(LIST_AFTER, [accountId, mode, page.limit + 1, page.cursor]);
+      }
+      return db.query<OrderRow>(
+        `SELECT ${COLUMNS} FROM orders
+          WHERE account_id = $1 AND mode = $2 AND ($4::text IS NULL OR id < $4)
+            AND ($5::text IS NULL OR status = $5) AND ($6::text IS NULL OR receipt = $6)
+            AND ($7::timestamptz IS NULL OR created_at >= $7) AND ($8::timestamptz IS NULL OR created_at < $8)
+          ORDER BY id DESC LIMIT $3`,
+        [
+          accountId,
+          mode,
+          page.limit + 1,
+          page.cursor ?? null,
+          filter.status ?? null,
+          filter.receipt ?? null,
+          filter.from ?? null,
+          filter.to ?? null,
+        ],
+      );
     },
   };
 }

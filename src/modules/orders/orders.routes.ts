@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
-import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
+import { errorResponses, IdParams, listOf } from '../../http/schemas.js';
 import type { ServiceOf } from '../../http/scope.js';
-import { CreateOrderBody, Order } from './orders.schemas.js';
+import { CreateOrderBody, Order, OrderListQuery } from './orders.schemas.js';
 import type { OrdersService } from './orders.service.js';
 
 export function registerOrderRoutes(app: App, orders: ServiceOf<OrdersService>): void {
@@ -53,7 +53,8 @@ export function registerOrderRoutes(app: App, orders: ServiceOf<OrdersService>):
       schema: {
         tags: ['Orders'],
         summary: 'List orders, newest first',
-        querystring: ListQuery,
+        description: 'Filters: `status`, `receipt`, `from` and `to` (Unix seconds; from ≤ created_at < to).',
+        querystring: OrderListQuery,
         response: { 200: listOf(Order), ...errorResponses(400, 403) },
       },
     },

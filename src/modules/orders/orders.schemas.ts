@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { Metadata } from '../../http/schemas.js';
+import { CreatedBetween, enumParameter, filteredListQuery, Metadata } from '../../http/schemas.js';
 
 export const CreateOrderBody = Type.Object(
   {
@@ -35,3 +35,10 @@ export const Order = Type.Object({
   amount_pending: Type.Integer(),
 });
 export type Order = Static<typeof Order>;
+
+export const OrderListQuery = filteredListQuery({
+  ...CreatedBetween,
+  status: enumParameter(['created', 'attempted', 'paid'] as const, 'Only orders in this status'),
+  receipt: Type.Optional(Type.String({ maxLength: 40, description: 'Only orders with this receipt' })),
+});
+export type OrderListQuery = Static<typeof OrderListQuery>;

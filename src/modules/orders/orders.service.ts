@@ -4,10 +4,10 @@ import { unixSeconds } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type AmountLimits, checkAmount } from '../../domain/money.js';
-import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import { type Page, pageRequest, timeRange, toPage } from '../../domain/pagination.js';
 import type { Principal } from '../../domain/principal.js';
 import type { OrderRow, OrderStatus, OrdersRepo } from './orders.repo.js';
-import type { CreateOrderBody, Order } from './orders.schemas.js';
+import type { CreateOrderBody, Order, OrderListQuery } from './orders.schemas.js';
 
 /** The order as the API shows it (seed §2.1); `amount_pending` is derived, never stored. */
 export function toOrder(row: OrderRow): Order {
@@ -94,9 +94,13 @@ export function createOrdersService(deps: {
       });
     },
 
-    async list(principal: Principal, query: { limit?: number; cursor?: string }): Promise<Page<Order>> {
+    async list(principal: Principal, query: OrderListQuery): Promise<Page<Order>> {
       const page = pageRequest('order', query);
-      const rows = await repo.list(db, principal.accountId, principal.mode, page);
+      const rows = await repo.list(db, principal.accountId, principal.mode, page, {
+        status: query.status,
+        receipt: query.receipt,
+        ...timeRange(query),
+      });
       return toPage(rows, page.limit, toOrder);
     },
   };

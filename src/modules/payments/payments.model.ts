@@ -33,7 +33,14 @@ export function toPayment(row: PaymentRow): Payment {
     bank_reference: row.bank_reference,
     fee: row.fee === null ? null : Number(row.fee),
     tax: row.tax === null ? null : Number(row.tax),
+    amount_refunded: Number(row.amount_refunded),
+    refund_status: refundStatusOf(Number(row.amount_refunded), Number(row.amount)),
   };
+}
+
+/** null while nothing is refunded; `partial` or `full` as the non-failed refunds add up. */
+export function refundStatusOf(refunded: number, amount: number): 'partial' | 'full' | null {
+  return refunded === 0 ? null : refunded >= amount ? 'full' : 'partial';
 }
 
 /** `{publicUrl}/v1/payments/<id>/callback/`: where a provider sends the customer's browser back. */

@@ -39,6 +39,7 @@ export interface PaymentRow {
   pending_at: Date | null;
   authorised_at: Date | null;
   refund_due: boolean;
+  amount_refunded: string;
   sync_attempts: number;
   next_sync_at: Date | null;
 }
@@ -46,7 +47,19 @@ export interface PaymentRow {
 const COLUMNS = `id, account_id, mode, order_id, amount, currency, status, method, bank, wallet, instrument_name,
   email, contact, name, description, metadata, return_url, connector, connector_account_id, provider_reference,
   provider_status, provider_next, provider_data, bank_reference, fee, tax, error_code, error_reason, created_at,
-  updated_at, captured_at, pending_at, authorised_at, refund_due, sync_attempts, next_sync_at`;
+  updated_at, captured_at, pending_at, authorised_at, refund_due, amount_refunded, sync_attempts, next_sync_at`;
+
+/** What a payments list can be narrowed to. */
+export interface PaymentFilter {
+  orderId?: string | undefined;
+  status?: string | undefined;
+  method?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+/** How many automatic refunds a payment owed back gets before an operator must act. */
+export const AUTOMATIC_REFUND_ATTEMPTS = 3;
 
 /** What the provider answered when the payment started (`initiate`), stored with it. */
 export interface Initiation {
@@ -255,13 +268,25 @@ export function createPaymentsRepo() {
       accountId: string,
       mode: Mode,
       page: PageRequest,
-      orderId?: string,
+      filter: PaymentFilter = {},
     ): Promise<PaymentRow[]> {
       return db.query<PaymentRow>(
         `SELECT ${COLUMNS} FROM payments
           WHERE account_id = $1 AND mode = $2 AND ($3::text IS NULL OR id < $3) AND ($5::text IS NULL OR order_id = $5)
+            AND ($6::text IS NULL OR status = $6) AND ($7::text IS NULL OR method = $7)
+            AND ($8::timestamptz IS NULL OR created_at >= $8) AND ($9::timestamptz IS NULL OR created_at < $9)
           ORDER BY id DESC LIMIT $4`,
-        [accountId, mode, page.cursor ?? null, page.limit + 1, orderId ?? null],
+        [
+          accountId,
+          mode,
+          page.cursor ?? null,
+          page.limit + 1,
+          filter.orderId ?? null,
+          filter.status ?? null,
+          filter.method ?? null,
+          filter.from ?? null,
+          filter.to ?? null,
+        ],
       );
     },
 
@@ -401,6 +426,56 @@ export function createPaymentsRepo() {
         [id, at],
       );
       return rows.length === 1;
+    },
+
+    /**
+     * Counts a refund's amount on its payment: one compare-and-set that holds only while the payment
+     * took the money (captured, or authorised and owed back) and the sum stays within its amount.
+     * Undefined when it does not hold (the caller reads the payment to say why).
+     */
+    async reserveRefund(
+      tx: Queryable,
+      change: { id: string; accountId: string; mode: Mode; amount: number; owedBack: boolean; at: Date },
+    ): Promise<PaymentRow | undefined> {
+      const [row] = await tx.query<PaymentRow>(
+        `UPDATE payments SET amount_refunded = amount_refunded + $4, updated_at = $5
+          WHERE id = $1 AND account_id = $2 AND mode = $3
+            AND (status = 'captured' OR ($6::boolean AND refund_due))
+            AND amount_refunded + $4 <= amount
+          RETURNING ${COLUMNS}`,
+        [change.id, change.accountId, change.mode, change.amount, change.at, change.owedBack],
+      );
+      return row;
+    },
+
+    /** A failed refund's amount stops counting on its payment. */
+    async releaseRefund(
+      tx: Queryable,
+      id: string,
+      amount: number,
+      at: Date,
+    ): Promise<PaymentRow | undefined> {
+      const [row] = await tx.query<PaymentRow>(
+        `UPDATE payments SET amount_refunded = amount_refunded - $2, updated_at = $3
+          WHERE id = $1 AND amount_refunded >= $2 RETURNING ${COLUMNS}`,
+        [id, amount, at],
+      );
+      return row;
+    },
+
+    /**
+     * Payments whose money is owed back (a refused authorisation) and not yet being refunded, up to
+     * AUTOMATIC_REFUND_ATTEMPTS automatic refunds each: one the provider keeps refusing is left to
+     * an operator (docs/refunds.md) rather than sent again forever.
+     */
+    async owedBackWithoutRefund(db: Queryable, limit: number): Promise<PaymentRow[]> {
+      return db.query<PaymentRow>(
+        `SELECT ${COLUMNS} FROM payments p
+          WHERE refund_due AND amount_refunded < amount
+            AND (SELECT count(*) FROM refunds r WHERE r.payment_id = p.id AND r.automatic) < $2
+          ORDER BY id LIMIT $1`,
+        [limit, AUTOMATIC_REFUND_ATTEMPTS],
+      );
     },
 
     async returnSigningSecret(db: Queryable, accountId: string, mode: Mode, fresh: string): Promise<string> {

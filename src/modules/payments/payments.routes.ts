@@ -7,6 +7,7 @@ import {
   CreatePaymentBody,
   CreatePaymentResponse,
   Payment,
+  PaymentListQuery,
   ReturnSigningSecret,
 } from './payments.schemas.js';
 import type { PaymentsService } from './payments.service.js';
@@ -87,7 +88,9 @@ export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsServ
       schema: {
         tags: ['Payments'],
         summary: 'List payments, newest first',
-        querystring: ListQuery,
+        description:
+          'Filters: `status`, `method`, `order_id`, `from` and `to` (Unix seconds; from ≤ created_at < to).',
+        querystring: PaymentListQuery,
         response: { 200: listOf(Payment), ...errorResponses(400, 403) },
       },
     },

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { Metadata } from '../../http/schemas.js';
+import { CreatedBetween, enumParameter, filteredListQuery, Metadata } from '../../http/schemas.js';
 
 /** An enum (not a union of constants) so that a wrong value is answered with the allowed ones. */
 const PaymentMethod = Type.Unsafe<'netbanking' | 'wallet'>({
@@ -96,6 +96,12 @@ export const Payment = Type.Object({
     description: "The provider's fee in sub-units, when given",
   }),
   tax: Type.Union([Type.Integer(), Type.Null()], { description: 'Tax on the fee in sub-units, when given' }),
+  amount_refunded: Type.Integer({
+    description: 'What its pending and processed refunds add up to, in sub-units (0 when none)',
+  }),
+  refund_status: Type.Union([Type.Literal('partial'), Type.Literal('full'), Type.Null()], {
+    description: 'null, or `partial` / `full` as its refunds add up; the payment stays `captured`',
+  }),
 });
 export type Payment = Static<typeof Payment>;
 
@@ -104,3 +110,14 @@ export const ReturnSigningSecret = Type.Object({
   algorithm: Type.Literal('HMAC-SHA256'),
   signed_payload: Type.Literal('payment_id|order_id|status'),
 });
+
+export const PaymentListQuery = filteredListQuery({
+  ...CreatedBetween,
+  status: enumParameter(
+    ['created', 'pending', 'captured', 'failed'] as const,
+    'Only payments in this status',
+  ),
+  method: enumParameter(['netbanking', 'wallet'] as const, 'Only payments by this method'),
+  order_id: Type.Optional(Type.String({ maxLength: 100, description: "Only this order's payments" })),
+});
+export type PaymentListQuery = Static<typeof PaymentListQuery>;

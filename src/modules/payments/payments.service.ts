@@ -4,9 +4,10 @@ import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
-import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import { type Page, pageRequest, timeRange, toPage } from '../../domain/pagination.js';
 import type { Principal } from '../../domain/principal.js';
 import type { KeyRing } from '../../security/keyring.js';
+import { offerable } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { OrderRow } from '../orders/orders.repo.js';
 import type { OrdersService } from '../orders/orders.service.js';
@@ -15,7 +16,7 @@ import { actionOf, type MerchantAction, type PaymentInitiation } from './payment
 import { buildAction } from './payments.actions.js';
 import { bankDetailsOf, type ConnectorFacts, toConnectorPayment, toPayment } from './payments.model.js';
 import type { NewPayment, PaymentsRepo } from './payments.repo.js';
-import type { Action, CreatePaymentBody, Payment } from './payments.schemas.js';
+import type { Action, CreatePaymentBody, Payment, PaymentListQuery } from './payments.schemas.js';
 import { canonicalKey, checkPaymentFields } from './payments.validation.js';
 
 export { toPayment } from './payments.model.js';
@@ -120,7 +121,8 @@ export function createPaymentsService(deps: {
       }
       const field = input.method === 'netbanking' ? 'bank' : 'wallet';
       const code = (input.method === 'netbanking' ? input.bank : input.wallet) ?? '';
-      const enabled = (await methods.get(accountId, mode))[input.method];
+      const all = await methods.get(accountId, mode);
+      const enabled = (mode === 'live' ? offerable(all, bound.connector) : all)[input.method];
       const key = canonicalKey(enabled, code);
       if (key === undefined) {
         return refuseWithOrderFirst(
@@ -189,17 +191,22 @@ export function createPaymentsService(deps: {
       return toPayment(row);
     },
 
-    async list(
-      principal: Principal,
-      query: { limit?: number; cursor?: string },
-      orderId?: string,
-    ): Promise<Page<Payment>> {
-      if (orderId !== undefined) {
-        const order = await orders.findForPayment(db, principal.accountId, principal.mode, orderId, false);
-        if (!order) throw notFound('order', orderId);
+    /**
+     * Newest first, narrowed by the query's filters; `forOrder` (the order's own list) answers 404
+     * for an order not found, where the `order_id` filter just finds nothing.
+     */
+    async list(principal: Principal, query: PaymentListQuery, forOrder?: string): Promise<Page<Payment>> {
+      if (forOrder !== undefined) {
+        const order = await orders.findForPayment(db, principal.accountId, principal.mode, forOrder, false);
+        if (!order) throw notFound('order', forOrder);
       }
       const page = pageRequest('pay', query);
-      const rows = await repo.list(db, principal.accountId, principal.mode, page, orderId);
+      const rows = await repo.list(db, principal.accountId, principal.mode, page, {
+        orderId: forOrder ?? query.order_id,
+        status: query.status,
+        method: query.method,
+        ...timeRange(query),
+      });
       return toPage(rows, page.limit, toPayment);
     },
 

@@ -11,6 +11,7 @@ import type { ConnectorDirectory } from '../../connectors/directory.js';
 import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
+import type { ConnectorAccountsRepo } from '../connector-accounts/connector-accounts.repo.js';
 import type { AuthenticationService, AuthenticationView } from './authentication.service.js';
 import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
@@ -35,8 +36,10 @@ export function createProviderReturns(deps: {
   clock: Clock;
   publicUrl: string;
   log: Logger;
+  /** Provider webhook events already applied, by the provider's event id. */
+  webhookEvents: Pick<ConnectorAccountsRepo, 'seenEvent' | 'rememberEvent'>;
 }) {
-  const { db, repo, states, authentication, connectors, clock, publicUrl, log } = deps;
+  const { db, repo, states, authentication, connectors, clock, publicUrl, log, webhookEvents } = deps;
 
   async function ask(connector: Connector, payment: PaymentRow): Promise<StatusResult> {
     try {
@@ -114,7 +117,13 @@ export function createProviderReturns(deps: {
         return { received: true };
       }
       if (parsed.verified && parsed.status) {
+        // A redelivery of an event already applied is skipped (applying it again would change
+        // nothing either: the answer goes through the same compare-and-set moves).
+        const eventId = parsed.eventId;
+        if (eventId && (await webhookEvents.seenEvent(db, connectorAccountId, eventId)))
+          return { received: true };
         await states.apply(payment.id, parsed.status, { asked: false });
+        if (eventId) await webhookEvents.rememberEvent(db, connectorAccountId, eventId, clock.now());
       } else {
         log.info(
           { payment_id: payment.id, connector: connectorName, verified: parsed.verified },

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 
-const EventTypePattern = '^(\\*|payment\\.(pending|captured|failed)|order\\.paid|merchant\\.[a-z_]{1,40})$';
+const EventTypePattern =
+  '^(\\*|payment\\.(pending|captured|failed|late_authorisation)|order\\.paid|refund\\.(created|processed|failed)|merchant\\.[a-z_]{1,40})$';
 
 const EnabledEvents = Type.Array(Type.String({ pattern: EventTypePattern, maxLength: 60 }), {
   minItems: 1,

@@ -4,10 +4,11 @@ import type {
   ConnectorPayment,
   InitiateResult,
   PaymentOutcome,
+  RefundResult,
   StatusResult,
 } from '../../../src/connectors/connector.js';
 import { callProvider, numberField, stringField } from '../../../src/connectors/http.js';
-import { fakepayReturnSignature, fakepayWebhookSignature } from './server.js';
+import { type Fakepay, fakepayReturnSignature, fakepayWebhookSignature } from './server.js';
 
 /**
  * A connector for the Fakepay test provider, written the way a real one is (docs/connectors.md):
@@ -25,6 +26,25 @@ export const FAKEPAY_ERRORS: Record<string, { code: string; reason: string }> = 
   BANK_DECLINED: { code: 'payment_declined', reason: 'The bank declined the payment.' },
   bank_unavailable: { code: 'bank_unavailable', reason: 'The bank is not taking payments right now.' },
 };
+
+export const FAKEPAY_REFUND_STATUSES: Record<string, RefundResult['outcome']> = {
+  pending: 'pending',
+  processed: 'processed',
+  failed: 'failed',
+};
+
+function refundOf(answer: unknown): RefundResult {
+  const raw = stringField(answer, 'status');
+  const outcome = (raw ? FAKEPAY_REFUND_STATUSES[raw] : undefined) ?? 'unknown';
+  return {
+    outcome,
+    rawStatus: raw ?? null,
+    reference: stringField(answer, 'id') ?? null,
+    ...(outcome === 'failed'
+      ? { errorCode: 'refund_declined', errorReason: 'The bank refused the refund.' }
+      : {}),
+  };
+}
 
 const equalHex = (a: string, b: string) => {
   const left = Buffer.from(a, 'hex');
@@ -163,5 +183,59 @@ export function createFakepayConnector(options: {
     },
 
     status,
+
+    async refund(refund): Promise<RefundResult> {
+      const answer = await callProvider({
+        method: 'POST',
+        url: `${options.baseUrl}/v1/refunds`,
+        headers,
+        json: {
+          reference: refund.id,
+          order_id: refund.payment.provider.reference,
+          amount: refund.amount,
+          speed: refund.speed,
+        },
+        timeoutMs,
+      });
+      if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
+      if (answer.status === 422) {
+        return {
+          outcome: 'failed',
+          rawStatus: stringField(answer.body, 'error', 'code') ?? null,
+          errorCode: 'refund_declined',
+          errorReason: stringField(answer.body, 'error', 'message') ?? 'The provider refused the refund.',
+        };
+      }
+      if (answer.status !== 200) return { outcome: 'unknown', reason: `HTTP ${answer.status}` };
+      return refundOf(answer.body);
+    },
+
+    async refundStatus(refund): Promise<RefundResult> {
+      if (!refund.provider.reference) return { outcome: 'unknown', reason: 'never acknowledged' };
+      const answer = await callProvider({
+        method: 'GET',
+        url: `${options.baseUrl}/v1/refunds/${encodeURIComponent(refund.provider.reference)}`,
+        headers,
+        timeoutMs,
+      });
+      if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
+      if (answer.status !== 200) return { outcome: 'unknown', reason: `HTTP ${answer.status}` };
+      return refundOf(answer.body);
+    },
+  };
+}
+
+/** A live provider account of the Fakepay server, as a harness wires it (`liveConnector`). */
+export function fakepayAccount(
+  fakepay: Pick<Fakepay, 'url' | 'apiKey' | 'secret'>,
+  connectorAccountId: string,
+) {
+  return {
+    connector: createFakepayConnector({
+      baseUrl: fakepay.url,
+      apiKey: fakepay.apiKey,
+      secret: fakepay.secret,
+    }),
+    connectorAccountId,
   };
 }

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { escapeHtml } from '../../../src/modules/payments/html.js';
+import { type ProviderFault as Fault, type LocalServer, serveLocally } from '../local-server.js';
 
 /**
  * "Fakepay": a small payment provider that runs in the test process, so that Kosh's live path
@@ -10,7 +11,7 @@ import type { AddressInfo } from 'node:net';
  * webhooks, and a status API. Tests can make it misbehave the ways real providers do.
  */
 
-export type Fault = 'timeout' | 'bad_gateway_html' | 'garbage' | 'reset';
+export type { ProviderFault as Fault } from '../local-server.js';
 export type WebhookTiming = 'after' | 'before' | 'instead' | 'none';
 
 export interface FakepayOrder {
@@ -25,6 +26,18 @@ export interface FakepayOrder {
   failureReason: string | null;
   bankRef: string | null;
 }
+
+export interface FakepayRefund {
+  id: string;
+  /** Kosh's refund id: the idempotency key of the refund request. */
+  reference: string;
+  orderId: string;
+  amount: number;
+  speed: string;
+  status: 'pending' | 'processed' | 'failed';
+}
+
+export type FakepayEndpoint = 'create' | 'status' | 'refund' | 'refundStatus';
 
 export interface SentWebhook {
   body: string;
@@ -50,19 +63,16 @@ export function fakepayWebhookSignature(secret: string, body: string): string {
   return hmac(secret, body);
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
-
 export class Fakepay {
   readonly orders = new Map<string, FakepayOrder>();
   readonly webhooks: SentWebhook[] = [];
-  /** Calls the API received, by path pattern: `POST /v1/orders`, `GET /v1/orders/:id`. */
+  /** Calls the API received, by path pattern: `POST /v1/orders`, `GET /v1/orders/:id`, `POST /v1/refunds`, `GET /v1/refunds/:id`. */
   readonly calls: string[] = [];
   /** Make the next API calls misbehave: per endpoint, the fault to answer with (until cleared). */
-  faults: { create?: Fault; status?: Fault } = {};
+  faults: Partial<Record<FakepayEndpoint, Fault>> = {};
+  readonly refunds = new Map<string, FakepayRefund>();
+  /** What a new refund request is answered with: still pending, or already final. */
+  refundOutcome: FakepayRefund['status'] = 'pending';
   /** How long a `timeout` fault holds the answer back. */
   timeoutMs = 3_000;
   /** When the provider sends its webhook, relative to sending the browser back. */
@@ -71,7 +81,7 @@ export class Fakepay {
   signReturns = true;
   /** Where webhooks go (Kosh's `/v1/connectors/fakepay/webhooks/<account>/`). */
   webhookUrl: string | undefined;
-  private server!: http.Server;
+  private server!: LocalServer;
   private counter = 0;
 
   constructor(
@@ -84,22 +94,16 @@ export class Fakepay {
     secret = `fs_${randomBytes(16).toString('hex')}`,
   ) {
     const fake = new Fakepay(apiKey, secret);
-    fake.server = http.createServer((request, response) => {
-      void fake.handle(request, response).catch(() => {
-        if (!response.headersSent) response.writeHead(500).end();
-      });
-    });
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    fake.server = await serveLocally((request, response) => fake.handle(request, response));
     return fake;
   }
 
   get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.server.origin;
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+    await this.server.close();
   }
 
   /** Orders made for a Kosh payment (the reference): a retried start must never make a second. */
@@ -124,13 +128,30 @@ export class Fakepay {
         json(401, { error: { code: 'unauthorized', message: 'bad api key' } });
         return;
       }
-      const create = request.method === 'POST' && url.pathname === '/v1/orders';
-      const endpoint = create ? 'create' : 'status';
-      this.calls.push(`${request.method} ${create ? '/v1/orders' : '/v1/orders/:id'}`);
+      const post = request.method === 'POST';
+      const refunds = url.pathname.startsWith('/v1/refunds');
+      const endpoint: FakepayEndpoint = refunds
+        ? post
+          ? 'refund'
+          : 'refundStatus'
+        : post
+          ? 'create'
+          : 'status';
+      const collection = refunds ? '/v1/refunds' : '/v1/orders';
+      this.calls.push(`${request.method} ${post ? collection : `${collection}/:id`}`);
       const fault = this.faults[endpoint];
-      // A fault that happens after the provider acted: the order exists, the answer is lost.
-      const answer = create ? this.createOrder(body) : this.findOrder(url);
-      if (fault) return this.misbehave(fault, response);
+      // A fault that happens after the provider acted: the order or refund exists, the answer is lost.
+      const answer = {
+        create: () => this.createOrder(body),
+        status: () => this.findOrder(url),
+        refund: () => this.createRefund(body),
+        refundStatus: () => this.findRefund(url),
+      }[endpoint]();
+      if (fault)
+        return this.server.misbehave(fault, response, {
+          timeoutMs: this.timeoutMs,
+          garbage: '{"id": "fo_1", "status": ',
+        });
       json(answer.status, answer.body);
       return;
     }
@@ -200,6 +221,75 @@ export class Fakepay {
     };
   }
 
+  /** Refunds made for a Kosh refund (the reference): a resent request must never make a second. */
+  refundsFor(reference: string): FakepayRefund[] {
+    return [...this.refunds.values()].filter((refund) => refund.reference === reference);
+  }
+
+  /** Settles every pending refund the way the bank would, later. */
+  settleRefunds(status: 'processed' | 'failed'): void {
+    for (const refund of this.refunds.values()) if (refund.status === 'pending') refund.status = status;
+  }
+
+  private createRefund(body: string): { status: number; body: unknown } {
+    let input: Record<string, unknown>;
+    try {
+      input = JSON.parse(body);
+    } catch {
+      return { status: 400, body: { error: { code: 'bad_request', message: 'invalid JSON' } } };
+    }
+    const reference = String(input.reference ?? '');
+    const existing = this.refundsFor(reference)[0];
+    if (existing) return { status: 200, body: this.refundView(existing) };
+    const order = this.orders.get(String(input.order_id ?? ''));
+    if (order?.status !== 'paid') {
+      return {
+        status: 422,
+        body: { error: { code: 'order_not_paid', message: 'Only a paid order is refunded.' } },
+      };
+    }
+    const refunded = [...this.refunds.values()]
+      .filter((refund) => refund.orderId === order.id && refund.status !== 'failed')
+      .reduce((sum, refund) => sum + refund.amount, 0);
+    const amount = Number(input.amount);
+    if (!Number.isInteger(amount) || amount < 1 || refunded + amount > order.amount) {
+      return {
+        status: 422,
+        body: { error: { code: 'amount_exceeds', message: 'More than the order has left.' } },
+      };
+    }
+    const refund: FakepayRefund = {
+      id: `fr_${randomBytes(6).toString('hex')}`,
+      reference,
+      orderId: order.id,
+      amount,
+      speed: String(input.speed ?? 'normal'),
+      status: this.refundOutcome,
+    };
+    this.refunds.set(refund.id, refund);
+    return { status: 200, body: this.refundView(refund) };
+  }
+
+  private findRefund(url: URL): { status: number; body: unknown } {
+    const id = /^\/v1\/refunds\/([a-z0-9_]+)$/.exec(url.pathname)?.[1];
+    const refund = id ? this.refunds.get(id) : undefined;
+    return refund
+      ? { status: 200, body: this.refundView(refund) }
+      : { status: 404, body: { error: { code: 'not_found' } } };
+  }
+
+  private refundView(refund: FakepayRefund) {
+    return {
+      id: refund.id,
+      reference: refund.reference,
+      order_id: refund.orderId,
+      amount: refund.amount,
+      speed: refund.speed,
+      status: refund.status,
+      failure_reason: refund.status === 'failed' ? 'BANK_REFUSED' : null,
+    };
+  }
+
   private findOrder(url: URL): { status: number; body: unknown } {
     const id = /^\/v1\/orders\/([a-z0-9_]+)$/.exec(url.pathname)?.[1];
     const reference = url.searchParams.get('reference');
@@ -225,20 +315,6 @@ export class Fakepay {
       bank_ref: order.bankRef,
       fee: order.status === 'paid' ? Math.round(order.amount * 0.02) : null,
     };
-  }
-
-  private misbehave(fault: Fault, response: http.ServerResponse): void {
-    if (fault === 'timeout') {
-      setTimeout(() => response.destroy(), this.timeoutMs);
-    } else if (fault === 'bad_gateway_html') {
-      response
-        .writeHead(502, { 'content-type': 'text/html' })
-        .end('<html><body><h1>502 Bad Gateway</h1></body></html>');
-    } else if (fault === 'garbage') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "fo_1", "status": ');
-    } else {
-      response.socket?.destroy();
-    }
   }
 
   private bankPage(order: FakepayOrder): string {

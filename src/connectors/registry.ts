@@ -1,0 +1,54 @@
+import type { ProviderSettings } from '../config.js';
+import { createCashfreeConnector } from './cashfree/cashfree.connector.js';
+import type { Connector } from './connector.js';
+import { createRazorpayConnector } from './razorpay/razorpay.connector.js';
+
+/**
+ * The payment providers a merchant can bring its own account of (docs/connectors.md): the
+ * credential fields each takes (the public ones are shown back; the secret ones are stored
+ * encrypted and shown only as their last four characters), and how its connector is made.
+ * Adding a provider is adding an entry here.
+ */
+export interface ProviderKind {
+  publicFields: readonly string[];
+  secretFields: readonly string[];
+  create(credentials: Record<string, string>, settings: ProviderSettings): Connector;
+}
+
+export const PROVIDERS = {
+  cashfree: {
+    publicFields: ['client_id'],
+    // Cashfree signs its webhooks with the client secret.
+    secretFields: ['client_secret'],
+    create: (credentials, settings) =>
+      createCashfreeConnector({
+        baseUrl: settings.cashfreeBaseUrl,
+        credentials: {
+          client_id: String(credentials.client_id),
+          client_secret: String(credentials.client_secret),
+        },
+        timeoutMs: settings.timeoutMs,
+      }),
+  },
+  razorpay: {
+    publicFields: ['key_id'],
+    secretFields: ['key_secret', 'webhook_secret'],
+    create: (credentials, settings) =>
+      createRazorpayConnector({
+        baseUrl: settings.razorpayBaseUrl,
+        credentials: {
+          key_id: String(credentials.key_id),
+          key_secret: String(credentials.key_secret),
+          webhook_secret: String(credentials.webhook_secret),
+        },
+        timeoutMs: settings.timeoutMs,
+      }),
+  },
+} as const satisfies Record<string, ProviderKind>;
+
+export type ProviderName = keyof typeof PROVIDERS;
+export const PROVIDER_NAMES = Object.keys(PROVIDERS) as ProviderName[];
+
+export function isProviderName(name: string): name is ProviderName {
+  return Object.hasOwn(PROVIDERS, name);
+}

@@ -1,0 +1,42 @@
+import type { ConnectorRefund } from '../../connectors/connector.js';
+import { unixSeconds } from '../../domain/clock.js';
+import { toConnectorPayment } from '../payments/payments.model.js';
+import type { PaymentRow } from '../payments/payments.repo.js';
+import type { RefundRow } from './refunds.repo.js';
+import type { Refund } from './refunds.schemas.js';
+
+/** The refund as the API and the event payloads (`{ refund, payment }`) show it. */
+export function toRefund(row: RefundRow): Refund {
+  const failed = row.status === 'failed';
+  return {
+    id: row.id,
+    entity: 'refund',
+    payment_id: row.payment_id,
+    order_id: row.order_id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status,
+    speed: row.speed,
+    receipt: row.receipt,
+    metadata: row.metadata,
+    error_code: failed ? row.error_code : null,
+    error_reason: failed ? row.error_reason : null,
+    created_at: unixSeconds(row.created_at),
+    processed_at: row.processed_at ? unixSeconds(row.processed_at) : null,
+  };
+}
+
+/** The refund as its connector sees it: the refund id is the provider's idempotency key. */
+export function toConnectorRefund(row: RefundRow, payment: PaymentRow, publicUrl: string): ConnectorRefund {
+  return {
+    id: row.id,
+    paymentId: row.payment_id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    speed: row.speed,
+    metadata: row.metadata,
+    createdAt: row.created_at,
+    provider: { reference: row.provider_reference, status: row.provider_status, data: row.provider_data },
+    payment: toConnectorPayment(payment, publicUrl),
+  };
+}

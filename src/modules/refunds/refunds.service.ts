@@ -1,0 +1,192 @@
+import { type Db, isUniqueViolation } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
+import { KoshError, notFound } from '../../domain/errors.js';
+import type { IdGenerator } from '../../domain/ids.js';
+import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import type { Principal } from '../../domain/principal.js';
+import type { EventsService } from '../events/events.service.js';
+import { SYNC_LEASE_MS } from '../payments/payment-sync.js';
+import { toPayment } from '../payments/payments.model.js';
+import type { PaymentRow, PaymentsRepo } from '../payments/payments.repo.js';
+import type { RefundExecution } from './refund-execution.js';
+import { toRefund } from './refunds.model.js';
+import type { NewRefund, RefundRow, RefundsRepo } from './refunds.repo.js';
+import type { CreateRefundBody, Refund, RefundListQuery } from './refunds.schemas.js';
+
+export interface CreateRefundOptions {
+  /** A keyed request's seeded ids: a retry after a crash finds the refund the dead attempt recorded. */
+  ids?: IdGenerator;
+}
+
+type Scope = Pick<Principal, 'accountId' | 'mode'>;
+
+/** What a refund is asked to be; the rest (account, order, currency, connector) comes from its payment. */
+type RefundRequest = Pick<NewRefund, 'id' | 'amount' | 'speed' | 'receipt' | 'metadata' | 'automatic'>;
+
+function paymentNotCaptured(payment: PaymentRow): KoshError {
+  return new KoshError(
+    'payment_not_captured',
+    `Payment ${payment.id} is ${payment.status}; only a captured payment can be refunded.`,
+  );
+}
+
+function exceedsCaptured(payment: PaymentRow, amount: number): KoshError {
+  const refundable = Number(payment.amount) - Number(payment.amount_refunded);
+  return new KoshError(
+    'refund_exceeds_captured',
+    refundable === 0
+      ? `Payment ${payment.id} is refunded in full; nothing is left to refund.`
+      : `amount ${amount} is more than the ${refundable} still refundable on payment ${payment.id} (captured ${payment.amount}, refunded or being refunded ${payment.amount_refunded}).`,
+    'amount',
+  );
+}
+
+/**
+ * Refunds (docs/refunds.md): recorded `pending` with their amount counted on the payment in one
+ * transaction (a compare-and-set on the payment's refunded sum, so no mix of concurrent refunds can
+ * pass the captured amount), then sent to the provider once that is committed.
+ */
+export function createRefundsService(deps: {
+  db: Db;
+  repo: RefundsRepo;
+  payments: PaymentsRepo;
+  events: EventsService;
+  execution: RefundExecution;
+  ids: IdGenerator;
+  clock: Clock;
+}) {
+  const { db, repo, payments, events, execution, ids, clock } = deps;
+
+  /** Records a refund and counts its amount on the payment, with its refund.created event; undefined if it does not fit. */
+  async function record(
+    payment: PaymentRow,
+    refund: RefundRequest,
+    owedBack: boolean,
+  ): Promise<RefundRow | undefined> {
+    const at = clock.now();
+    try {
+      return await db.transaction(async (tx) => {
+        const reserved = await payments.reserveRefund(tx, {
+          id: payment.id,
+          accountId: payment.account_id,
+          mode: payment.mode,
+          amount: refund.amount,
+          owedBack,
+          at,
+        });
+        if (!reserved) return undefined;
+        const row = await repo.insert(tx, {
+          ...refund,
+          accountId: payment.account_id,
+          mode: payment.mode,
+          paymentId: payment.id,
+          orderId: payment.order_id,
+          currency: payment.currency,
+          connector: payment.connector,
+          connectorAccountId: payment.connector_account_id,
+          // The request that made it sends it; the reconciler takes over if that request dies.
+          nextSyncAt: new Date(at.getTime() + SYNC_LEASE_MS),
+          at,
+        });
+        await events.record(tx, {
+          accountId: row.account_id,
+          mode: row.mode,
+          type: 'refund.created',
+          data: { refund: toRefund(row), payment: toPayment(reserved) },
+        });
+        return row;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, 'refunds_receipt_key')) {
+        throw new KoshError(
+          'refund_receipt_in_use',
+          `Another refund of this account already has receipt '${refund.receipt}'.`,
+          'receipt',
+        );
+      }
+      throw error;
+    }
+  }
+
+  return {
+    /**
+     * Refunds (part of) a captured payment: checks it, records the refund, then sends it to the
+     * provider. A keyed request resumed after a crash carries on with the refund it recorded.
+     */
+    async create(
+      principal: Scope,
+      paymentId: string,
+      input: CreateRefundBody,
+      options: CreateRefundOptions = {},
+    ): Promise<Refund> {
+      const id = (options.ids ?? ids).next('rfnd');
+      const resumed = options.ids ? await repo.find(db, principal.accountId, principal.mode, id) : undefined;
+      if (resumed) {
+        const sent = resumed.submitted_at || resumed.status !== 'pending';
+        return toRefund(sent ? resumed : await execution.submit(resumed, false));
+      }
+      const payment = await payments.find(db, principal.accountId, principal.mode, paymentId);
+      if (!payment) throw notFound('payment', paymentId);
+      if (payment.status !== 'captured') throw paymentNotCaptured(payment);
+      const amount = input.amount ?? Number(payment.amount) - Number(payment.amount_refunded);
+      if (amount < 1) throw exceedsCaptured(payment, amount);
+      const refund = await record(
+        payment,
+        {
+          id,
+          amount,
+          speed: input.speed ?? 'normal',
+          receipt: input.receipt ?? null,
+          metadata: input.metadata ?? {},
+          automatic: false,
+        },
+        false,
+      );
+      if (!refund) {
+        // The compare-and-set did not hold: say why, from the payment as it is now.
+        const now = await payments.find(db, principal.accountId, principal.mode, paymentId);
+        if (!now) throw notFound('payment', paymentId);
+        if (now.status !== 'captured') throw paymentNotCaptured(now);
+        throw exceedsCaptured(now, amount);
+      }
+      return toRefund(await execution.submit(refund, false));
+    },
+
+    /**
+     * The whole amount of a payment the bank authorised after another payment paid its order goes
+     * back, without anyone acting (docs/refunds.md). Undefined when it is already being refunded.
+     */
+    async refundOwedBack(payment: PaymentRow): Promise<RefundRow | undefined> {
+      const amount = Number(payment.amount) - Number(payment.amount_refunded);
+      if (amount < 1) return undefined;
+      const refund = await record(
+        payment,
+        { id: ids.next('rfnd'), amount, speed: 'normal', receipt: null, metadata: {}, automatic: true },
+        true,
+      );
+      return refund && execution.submit(refund, false);
+    },
+
+    async get(principal: Scope, id: string): Promise<Refund> {
+      const row = await repo.find(db, principal.accountId, principal.mode, id);
+      if (!row) throw notFound('refund', id);
+      return toRefund(row);
+    },
+
+    /** Newest first; `forPayment` (the payment's own list) answers 404 for a payment not found. */
+    async list(principal: Scope, query: RefundListQuery, forPayment?: string): Promise<Page<Refund>> {
+      if (forPayment !== undefined) {
+        const payment = await payments.find(db, principal.accountId, principal.mode, forPayment);
+        if (!payment) throw notFound('payment', forPayment);
+      }
+      const page = pageRequest('rfnd', query);
+      const rows = await repo.list(db, principal.accountId, principal.mode, page, {
+        paymentId: forPayment ?? query.payment_id,
+        status: query.status,
+      });
+      return toPage(rows, page.limit, toRefund);
+    },
+  };
+}
+
+export type RefundsService = ReturnType<typeof createRefundsService>;

@@ -1,0 +1,770 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type http from 'node:http';
+import { escapeHtml } from '../../../src/modules/payments/html.js';
+import { type LocalServer, type ProviderFault, serveLocally } from '../local-server.js';
+
+/**
+ * A fake of the Cashfree Payment Gateway (API version 2023-08-01) that runs in the test process, so
+ * that the Cashfree connector is proven over real HTTP without any network. It follows Cashfree's
+ * public documentation: orders made with the merchant's `order_id` (unique: a second is refused with
+ * 409 `order_already_exists`), `x-idempotency-key` answered as the first request was, payments
+ * started through `/orders/sessions` (net banking answers a POST form, wallets a GET link), the
+ * bank's page, an unsigned return to `return_url?order_id=`, webhooks signed
+ * base64(HMAC-SHA256(timestamp + body)) with a millisecond timestamp, and refunds keyed by the
+ * merchant's `refund_id`. Tests can make it misbehave the ways real providers do.
+ *
+ * Its bank codes and wallet providers are its own lists (from Cashfree's documentation), not the
+ * connector's tables, so a wrong row in those is caught here.
+ */
+
+export type CashfreeFault = ProviderFault;
+export type CashfreeEndpoint = 'create' | 'pay' | 'status' | 'refund' | 'refundStatus';
+export type CashfreeWebhookTiming = 'after' | 'before' | 'instead' | 'none';
+export type CashfreePaymentStatus = 'NOT_ATTEMPTED' | 'PENDING' | 'SUCCESS' | 'FAILED' | 'USER_DROPPED';
+export type CashfreeRefundStatus = 'SUCCESS' | 'PENDING' | 'CANCELLED' | 'ONHOLD' | 'FAILED';
+
+export const CASHFREE_FAKE_API_VERSION = '2023-08-01';
+
+/** Cashfree's documented net banking codes (its published list; the fake refuses any other). */
+export const CASHFREE_DOCUMENTED_BANK_CODES: ReadonlySet<number> = new Set([
+  3001, 3002, 3003, 3005, 3006, 3007, 3009, 3010, 3011, 3012, 3016, 3017, 3018, 3019, 3020, 3021, 3022, 3023,
+  3024, 3026, 3027, 3028, 3029, 3030, 3031, 3032, 3033, 3037, 3038, 3039, 3040, 3041, 3042, 3043, 3044, 3051,
+  3052, 3054, 3055, 3058, 3060, 3061, 3062, 3064, 3065, 3066, 3067, 3071, 3072, 3073, 3075, 3076, 3077, 3079,
+  3080, 3081, 3083, 3084, 3086, 3087, 3088, 3089, 3090, 3091, 3092, 3094, 3095, 3096, 3097, 3098, 3100, 3101,
+  3102, 3103, 3104, 3105, 3106, 3107, 3108, 3109, 3110, 3111, 3112, 3113, 3114, 3115, 3116, 3117, 3118, 3119,
+  3120, 3121, 3122, 3123, 3333,
+]);
+
+/** Cashfree's documented `app.provider` values. */
+export const CASHFREE_DOCUMENTED_APP_PROVIDERS: ReadonlySet<string> = new Set([
+  'gpay',
+  'phonepe',
+  'ola',
+  'paytm',
+  'amazon',
+  'airtel',
+  'freecharge',
+  'mobikwik',
+  'jio',
+]);
+
+export interface FakeCashfreePayment {
+  cfPaymentId: string;
+  /** In paise. */
+  amount: number;
+  method:
+    | { netbanking: { channel: string; netbanking_bank_code: number } }
+    | {
+        app: { channel: string; provider: string; phone: string };
+      };
+  status: CashfreePaymentStatus;
+  bankReference: string | null;
+  error: { error_code: string; error_description: string; error_reason: string; error_source: string } | null;
+  time: string;
+  completionTime: string | null;
+}
+
+export interface FakeCashfreeOrder {
+  cfOrderId: string;
+  orderId: string;
+  /** In paise. */
+  amount: number;
+  currency: string;
+  customer: Record<string, unknown>;
+  returnUrl: string;
+  status: 'ACTIVE' | 'PAID' | 'EXPIRED';
+  sessionId: string;
+  payments: FakeCashfreePayment[];
+  createdAt: string;
+}
+
+export interface FakeCashfreeRefund {
+  cfRefundId: string;
+  refundId: string;
+  orderId: string;
+  cfPaymentId: string;
+  /** In paise. */
+  amount: number;
+  speed: 'STANDARD' | 'INSTANT';
+  status: CashfreeRefundStatus;
+  createdAt: string;
+}
+
+export interface SentCashfreeWebhook {
+  headers: Record<string, string>;
+  body: string;
+  status: number | undefined;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** Cashfree's webhook signature: base64(HMAC-SHA256(timestamp + raw body, client secret)). */
+export function cashfreeWebhookSignature(secret: string, timestamp: string, body: string): string {
+  return createHmac('sha256', secret)
+    .update(timestamp + body)
+    .digest('base64');
+}
+
+/** Rupees as Cashfree takes them: a number with at most two decimals; in paise, or undefined. */
+function paiseOf(value: unknown): number | undefined {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(String(value));
+  return match ? Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0')) : undefined;
+}
+
+/** Paise → rupees (5050 → 50.5). */
+const rupees = (paise: number) =>
+  Number(`${Math.trunc(paise / 100)}.${String(paise % 100).padStart(2, '0')}`);
+
+const error = (status: number, code: string, message: string, type = 'invalid_request_error'): Answer => ({
+  status,
+  body: { message, code, type },
+});
+
+const PHONE = /^(\d{10}|\+\d{8,15})$/;
+
+export class FakeCashfree {
+  readonly orders: FakeCashfreeOrder[] = [];
+  readonly refunds: FakeCashfreeRefund[] = [];
+  readonly webhooks: SentCashfreeWebhook[] = [];
+  /**
+   * Calls the API received, by path pattern: `POST /pg/orders`, `GET /pg/orders/:id`,
+   * `POST /pg/orders/sessions`, `GET /pg/orders/:id/payments`, `POST /pg/orders/:id/refunds`,
+   * `GET /pg/orders/:id/refunds/:rid`.
+   */
+  readonly calls: string[] = [];
+  /** Per endpoint, the fault to answer with (until cleared); it happens after the fake acted. */
+  faults: Partial<Record<CashfreeEndpoint, CashfreeFault>> = {};
+  /** How long a `timeout` fault holds the answer back before dropping the connection. */
+  timeoutMs = 3_000;
+  /** When Cashfree sends its webhook, relative to sending the browser back. */
+  webhookTiming: CashfreeWebhookTiming = 'after';
+  /** Where webhooks go; none are sent without it. */
+  webhookUrl: string | undefined;
+  /** What a new refund is answered with. */
+  refundOutcome: 'SUCCESS' | 'PENDING' | 'CANCELLED' = 'PENDING';
+  /** Whether a repeated `x-idempotency-key` gets the first answer again (Cashfree's documented way). */
+  replayIdempotencyKeys = true;
+  /** Bank codes the merchant's account has not enabled: starting a payment there is refused. */
+  readonly disabledBanks = new Set<number>();
+  /** The fake's clock (webhook timestamps, payment times). */
+  now: () => Date = () => new Date();
+  private readonly replies = new Map<string, Answer>();
+  private server!: LocalServer;
+  private counter = 0;
+
+  constructor(
+    readonly clientId: string,
+    readonly clientSecret: string,
+  ) {}
+
+  static async start(
+    clientId = `cf_app_${randomBytes(8).toString('hex')}`,
+    clientSecret = `cfsk_${randomBytes(16).toString('hex')}`,
+  ): Promise<FakeCashfree> {
+    const fake = new FakeCashfree(clientId, clientSecret);
+    fake.server = await serveLocally((request, response) => fake.handle(request, response));
+    return fake;
+  }
+
+  /** The origin of the fake (its bank pages live here). */
+  get origin(): string {
+    return this.server.origin;
+  }
+
+  /** The API's base URL, with its `/pg`, as the connector takes it. */
+  get url(): string {
+    return `${this.origin}/pg`;
+  }
+
+  async close(): Promise<void> {
+    await this.server.close();
+  }
+
+  /** Orders made for a Kosh payment (its `order_id`): a retried start must never make a second. */
+  ordersFor(orderId: string): FakeCashfreeOrder[] {
+    return this.orders.filter((order) => order.orderId === orderId);
+  }
+
+  /** Refunds made for a Kosh refund (its `refund_id`): a resent request must never make a second. */
+  refundsFor(refundId: string): FakeCashfreeRefund[] {
+    return this.refunds.filter((refund) => refund.refundId === refundId);
+  }
+
+  /** Settles every refund still pending (or on hold) the way the bank would, later. */
+  settleRefunds(status: CashfreeRefundStatus): void {
+    for (const refund of this.refunds) {
+      if (refund.status === 'PENDING' || refund.status === 'ONHOLD') refund.status = status;
+    }
+  }
+
+  private async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.origin);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const send = (answer: Answer) =>
+      response
+        .writeHead(answer.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify(answer.body));
+
+    if (url.pathname.startsWith('/pg/')) {
+      const route = this.route(request.method ?? 'GET', url.pathname);
+      if (!route) {
+        send(error(404, 'request_failed', 'bad URL, please check API documentation'));
+        return;
+      }
+      this.calls.push(route.call);
+      if (request.headers['x-api-version'] !== CASHFREE_FAKE_API_VERSION) {
+        send(error(400, 'version_invalid', 'x-api-version is missing or not supported'));
+        return;
+      }
+      // `/orders/sessions` is authorised by its payment_session_id (Cashfree documents no keys there).
+      if (
+        route.endpoint !== 'pay' &&
+        (request.headers['x-client-id'] !== this.clientId ||
+          request.headers['x-client-secret'] !== this.clientSecret)
+      ) {
+        send(error(401, 'request_failed', 'authentication Failed', 'authentication_error'));
+        return;
+      }
+      const key = request.headers['x-idempotency-key'];
+      const replayKey =
+        typeof key === 'string' && request.method === 'POST' ? `${route.endpoint}:${key}` : undefined;
+      const replay = replayKey && this.replayIdempotencyKeys ? this.replies.get(replayKey) : undefined;
+      const answer = replay ?? route.act(body);
+      if (replayKey && !replay) this.replies.set(replayKey, answer);
+      // A fault happens after the fake acted: the order, payment or refund exists, the answer is lost.
+      const fault = this.faults[route.endpoint];
+      if (fault)
+        return this.server.misbehave(fault, response, {
+          timeoutMs: this.timeoutMs,
+          garbage: '{"cf_order_id": "21494", "order_status": ',
+        });
+      send(answer);
+      return;
+    }
+
+    const bank = /^\/bank\/([0-9]+)(\/decide)?$/.exec(url.pathname);
+    const found = bank ? this.findPayment(bank[1] as string) : undefined;
+    if (!bank || !found) {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    if (!bank[2]) {
+      // Net banking arrives by the POST form Cashfree described, wallets by its GET link.
+      response
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(this.bankPage(found.order, found.payment));
+      return;
+    }
+    if (request.method !== 'POST') {
+      response.writeHead(405).end();
+      return;
+    }
+    await this.decide(found.order, found.payment, new URLSearchParams(body).get('choice') ?? '', response);
+  }
+
+  private route(
+    method: string,
+    path: string,
+  ): { endpoint: CashfreeEndpoint; call: string; act: (body: string) => Answer } | undefined {
+    if (method === 'POST' && path === '/pg/orders') {
+      return { endpoint: 'create', call: 'POST /pg/orders', act: (body) => this.createOrder(body) };
+    }
+    if (method === 'POST' && path === '/pg/orders/sessions') {
+      return { endpoint: 'pay', call: 'POST /pg/orders/sessions', act: (body) => this.pay(body) };
+    }
+    const match = /^\/pg\/orders\/([^/]+)(?:\/(payments|refunds)(?:\/([^/]+))?)?$/.exec(path);
+    if (!match) return undefined;
+    const orderId = decodeURIComponent(match[1] as string);
+    const order = this.ordersFor(orderId)[0];
+    const notFound = () => error(404, 'order_not_found', 'order does not exist');
+    if (method === 'GET' && !match[2]) {
+      return {
+        endpoint: 'status',
+        call: 'GET /pg/orders/:id',
+        act: () => (order ? { status: 200, body: this.orderView(order) } : notFound()),
+      };
+    }
+    if (method === 'GET' && match[2] === 'payments' && !match[3]) {
+      return {
+        endpoint: 'status',
+        call: 'GET /pg/orders/:id/payments',
+        act: () =>
+          order
+            ? { status: 200, body: order.payments.map((payment) => this.paymentView(order, payment)) }
+            : notFound(),
+      };
+    }
+    if (method === 'POST' && match[2] === 'refunds' && !match[3]) {
+      return {
+        endpoint: 'refund',
+        call: 'POST /pg/orders/:id/refunds',
+        act: (body) => (order ? this.createRefund(order, body) : notFound()),
+      };
+    }
+    if (method === 'GET' && match[2] === 'refunds' && match[3]) {
+      const refundId = decodeURIComponent(match[3]);
+      return {
+        endpoint: 'refundStatus',
+        call: 'GET /pg/orders/:id/refunds/:rid',
+        act: () => {
+          const refund = this.refunds.find((r) => r.orderId === orderId && r.refundId === refundId);
+          return refund
+            ? { status: 200, body: this.refundView(refund) }
+            : error(404, 'refund_not_found', 'refund does not exist');
+        },
+      };
+    }
+    return undefined;
+  }
+
+  private createOrder(text: string): Answer {
+    let input: Record<string, unknown>;
+    try {
+      input = JSON.parse(text);
+    } catch {
+      return error(400, 'request_failed', 'request body is not JSON');
+    }
+    const orderId = input.order_id;
+    if (typeof orderId !== 'string' || !/^[A-Za-z0-9_-]{3,45}$/.test(orderId)) {
+      return error(400, 'order_id_invalid', 'order_id : alphanumeric, _ and -, 3 to 45 characters');
+    }
+    const amount = paiseOf(input.order_amount);
+    if (amount === undefined || amount < 100) {
+      return error(
+        400,
+        'order_amount_invalid',
+        'order_amount : a number of at least 1 with up to two decimals',
+      );
+    }
+    if (input.order_currency !== 'INR') return error(400, 'order_currency_invalid', 'order_currency : INR');
+    const customer = input.customer_details as Record<string, unknown> | undefined;
+    if (!customer || typeof customer !== 'object') {
+      return error(400, 'customer_details_missing', 'customer_details : is required');
+    }
+    if (typeof customer.customer_id !== 'string' || !/^[A-Za-z0-9]{1,50}$/.test(customer.customer_id)) {
+      return error(400, 'customer_id_invalid', 'customer_details.customer_id : alphanumeric only');
+    }
+    if (typeof customer.customer_phone !== 'string' || !PHONE.test(customer.customer_phone)) {
+      return error(400, 'customer_phone_invalid', 'customer_details.customer_phone : is invalid');
+    }
+    if (customer.customer_email !== undefined && !/^[^@\s]+@[^@\s]+$/.test(String(customer.customer_email))) {
+      return error(400, 'customer_email_invalid', 'customer_details.customer_email : is invalid');
+    }
+    const returnUrl = (input.order_meta as Record<string, unknown> | undefined)?.return_url;
+    if (typeof returnUrl !== 'string' || returnUrl.length > 250 || !/^https?:\/\//.test(returnUrl)) {
+      return error(400, 'return_url_invalid', 'order_meta.return_url : an http(s) URL up to 250 characters');
+    }
+    if (this.ordersFor(orderId).length > 0) {
+      return error(409, 'order_already_exists', 'order with same id is already present');
+    }
+    const order: FakeCashfreeOrder = {
+      cfOrderId: String(2_149_460_000 + ++this.counter),
+      orderId,
+      amount,
+      currency: 'INR',
+      customer,
+      returnUrl,
+      status: 'ACTIVE',
+      sessionId: `session_${randomBytes(24).toString('base64url')}`,
+      payments: [],
+      createdAt: this.now().toISOString(),
+    };
+    this.orders.push(order);
+    return { status: 200, body: this.orderView(order) };
+  }
+
+  private pay(text: string): Answer {
+    let input: Record<string, unknown>;
+    try {
+      input = JSON.parse(text);
+    } catch {
+      return error(400, 'request_failed', 'request body is not JSON');
+    }
+    const order = this.orders.find((o) => o.sessionId === input.payment_session_id);
+    if (!order)
+      return error(400, 'payment_session_id_invalid', 'payment_session_id is not present or is invalid');
+    if (order.status !== 'ACTIVE') return error(400, 'order_inactive', 'order is not active');
+    const method = input.payment_method as Record<string, Record<string, unknown>> | undefined;
+    const netbanking = method?.netbanking;
+    const app = method?.app;
+    let chosen: FakeCashfreePayment['method'];
+    if (netbanking) {
+      const code = netbanking.netbanking_bank_code;
+      if (
+        netbanking.channel !== 'link' ||
+        typeof code !== 'number' ||
+        !CASHFREE_DOCUMENTED_BANK_CODES.has(code)
+      ) {
+        return error(
+          400,
+          'payment_method_invalid',
+          'payment_method.netbanking : a link with a known bank code',
+        );
+      }
+      if (this.disabledBanks.has(code)) {
+        return error(400, 'payment_method_unsupported', 'netbanking is not enabled for this bank');
+      }
+      chosen = { netbanking: { channel: 'link', netbanking_bank_code: code } };
+    } else if (app) {
+      if (
+        app.channel !== 'link' ||
+        typeof app.provider !== 'string' ||
+        !CASHFREE_DOCUMENTED_APP_PROVIDERS.has(app.provider) ||
+        typeof app.phone !== 'string' ||
+        !PHONE.test(app.phone)
+      ) {
+        return error(
+          400,
+          'payment_method_invalid',
+          'payment_method.app : a link with a known provider and phone',
+        );
+      }
+      chosen = { app: { channel: 'link', provider: app.provider, phone: app.phone } };
+    } else {
+      return error(400, 'payment_method_invalid', 'payment_method : netbanking or app');
+    }
+    const payment: FakeCashfreePayment = {
+      cfPaymentId: String(5_114_910_000 + ++this.counter),
+      amount: order.amount,
+      method: chosen,
+      status: 'NOT_ATTEMPTED',
+      bankReference: null,
+      error: null,
+      time: this.now().toISOString(),
+      completionTime: null,
+    };
+    order.payments.push(payment);
+    const page = `${this.origin}/bank/${payment.cfPaymentId}`;
+    return {
+      status: 200,
+      body: {
+        payment_method: 'netbanking' in chosen ? 'netbanking' : 'app',
+        channel: 'link',
+        action: 'link',
+        cf_payment_id: payment.cfPaymentId,
+        payment_amount: rupees(payment.amount),
+        // Net banking is entered by a POST of fields, wallets by a GET link: both shapes Cashfree uses.
+        data:
+          'netbanking' in chosen
+            ? {
+                url: page,
+                payload: {
+                  cf_payment_id: payment.cfPaymentId,
+                  bank: String(chosen.netbanking.netbanking_bank_code),
+                },
+                content_type: 'application/x-www-form-urlencoded',
+                method: 'post',
+              }
+            : {
+                url: `${page}?provider=${chosen.app.provider}`,
+                payload: null,
+                content_type: null,
+                method: 'get',
+              },
+      },
+    };
+  }
+
+  private createRefund(order: FakeCashfreeOrder, text: string): Answer {
+    let input: Record<string, unknown>;
+    try {
+      input = JSON.parse(text);
+    } catch {
+      return error(400, 'request_failed', 'request body is not JSON');
+    }
+    const refundId = input.refund_id;
+    if (typeof refundId !== 'string' || !/^[A-Za-z0-9_-]{3,40}$/.test(refundId)) {
+      return error(400, 'refund_id_invalid', 'refund_id : 3 to 40 characters');
+    }
+    const amount = paiseOf(input.refund_amount);
+    if (amount === undefined || amount < 1) {
+      return error(400, 'refund_amount_invalid', 'refund_amount : a positive number with up to two decimals');
+    }
+    const speed = input.refund_speed ?? 'STANDARD';
+    if (speed !== 'STANDARD' && speed !== 'INSTANT') {
+      return error(400, 'refund_speed_invalid', 'refund_speed : STANDARD or INSTANT');
+    }
+    if (this.refunds.some((refund) => refund.orderId === order.orderId && refund.refundId === refundId)) {
+      return error(409, 'refund_already_exists', 'refund with same refund_id is already present');
+    }
+    const paid = order.payments.find((payment) => payment.status === 'SUCCESS');
+    if (!paid) return error(400, 'order_not_paid', 'only a paid order can be refunded');
+    const refunded = this.refunds
+      .filter(
+        (refund) =>
+          refund.orderId === order.orderId && refund.status !== 'CANCELLED' && refund.status !== 'FAILED',
+      )
+      .reduce((sum, refund) => sum + refund.amount, 0);
+    if (refunded + amount > paid.amount) {
+      return error(400, 'refund_amount_invalid', 'refund_amount is more than what is left to refund');
+    }
+    const refund: FakeCashfreeRefund = {
+      cfRefundId: String(41_805_000 + ++this.counter),
+      refundId,
+      orderId: order.orderId,
+      cfPaymentId: paid.cfPaymentId,
+      amount,
+      speed,
+      status: this.refundOutcome,
+      createdAt: this.now().toISOString(),
+    };
+    this.refunds.push(refund);
+    return { status: 200, body: this.refundView(refund) };
+  }
+
+  private findPayment(
+    cfPaymentId: string,
+  ): { order: FakeCashfreeOrder; payment: FakeCashfreePayment } | undefined {
+    for (const order of this.orders) {
+      const payment = order.payments.find((p) => p.cfPaymentId === cfPaymentId);
+      if (payment) return { order, payment };
+    }
+    return undefined;
+  }
+
+  /**
+   * The customer's choice at the bank: `success`, `failure` (declined by the bank), `pending` (the
+   * bank has not decided) or `drop` (the customer left). Then the webhook and the browser's return.
+   */
+  private async decide(
+    order: FakeCashfreeOrder,
+    payment: FakeCashfreePayment,
+    choice: string,
+    response: http.ServerResponse,
+  ): Promise<void> {
+    if (payment.status === 'NOT_ATTEMPTED' || payment.status === 'PENDING') {
+      const at = this.now().toISOString();
+      if (choice === 'success') {
+        payment.status = 'SUCCESS';
+        payment.bankReference = `${Date.now() % 1_000_000_000_000}${++this.counter}`;
+        payment.completionTime = at;
+        order.status = 'PAID';
+      } else if (choice === 'failure') {
+        payment.status = 'FAILED';
+        payment.bankReference = `${Date.now() % 1_000_000_000_000}${++this.counter}`;
+        payment.error = {
+          error_code: 'TRANSACTION_DECLINED',
+          error_description: 'transaction is rejected at the remitter bank end',
+          error_reason: 'bank_rejected',
+          error_source: 'bank',
+        };
+        payment.completionTime = at;
+      } else if (choice === 'drop') {
+        payment.status = 'USER_DROPPED';
+        payment.completionTime = at;
+      } else if (choice === 'pending') {
+        payment.status = 'PENDING';
+      } else {
+        response
+          .writeHead(400, { 'content-type': 'text/plain' })
+          .end('choose success, failure, pending or drop');
+        return;
+      }
+    }
+    // Cashfree sends webhooks for success, failure and a dropped payment; none for a pending one.
+    const final = payment.status !== 'PENDING';
+    if (final && (this.webhookTiming === 'before' || this.webhookTiming === 'instead'))
+      await this.sendWebhook(order);
+    if (this.webhookTiming === 'instead') {
+      response
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end('<p>Payment done. You can close this window.</p>');
+      return;
+    }
+    // The return is unsigned: the order id appended to the merchant's return_url, nothing more.
+    const back = new URL(order.returnUrl);
+    back.searchParams.set('order_id', order.orderId);
+    response.writeHead(302, { location: back.toString() }).end();
+    if (final && this.webhookTiming === 'after') {
+      // Where webhooks went when the customer decided (a test may point them elsewhere meanwhile).
+      const url = this.webhookUrl;
+      setTimeout(() => void this.sendWebhook(order, { url }), 300);
+    }
+  }
+
+  /** The webhook Cashfree sends for the order's latest attempt, signed as documented (or as told). */
+  buildWebhook(
+    order: FakeCashfreeOrder,
+    options: { signature?: string; timestamp?: number } = {},
+  ): { headers: Record<string, string>; body: string } {
+    const payment = order.payments.at(-1);
+    if (!payment) throw new Error(`order ${order.orderId} has no payment`);
+    const type =
+      payment.status === 'SUCCESS'
+        ? 'PAYMENT_SUCCESS_WEBHOOK'
+        : payment.status === 'USER_DROPPED'
+          ? 'PAYMENT_USER_DROPPED_WEBHOOK'
+          : 'PAYMENT_FAILED_WEBHOOK';
+    const view = this.paymentView(order, payment);
+    const body = JSON.stringify({
+      data: {
+        order: {
+          order_id: order.orderId,
+          order_amount: rupees(order.amount),
+          order_currency: order.currency,
+          order_tags: null,
+        },
+        payment: {
+          cf_payment_id: payment.cfPaymentId,
+          payment_status: payment.status,
+          payment_amount: rupees(payment.amount),
+          payment_currency: order.currency,
+          payment_message: view.payment_message,
+          payment_time: payment.time,
+          bank_reference: payment.bankReference,
+          auth_id: null,
+          payment_method: payment.method,
+          payment_group: view.payment_group,
+        },
+        customer_details: {
+          customer_name: order.customer.customer_name ?? null,
+          customer_id: order.customer.customer_id,
+          customer_email: order.customer.customer_email ?? null,
+          customer_phone: order.customer.customer_phone,
+        },
+        ...(payment.status === 'SUCCESS' ? {} : { error_details: payment.error }),
+        payment_gateway_details: {
+          gateway_name: 'CASHFREE',
+          gateway_order_id: order.cfOrderId,
+          gateway_payment_id: payment.cfPaymentId,
+          gateway_status_code: null,
+          gateway_settlement: 'CASHFREE',
+        },
+        payment_offers: null,
+      },
+      event_time: this.now().toISOString(),
+      type,
+    });
+    const timestamp = String(options.timestamp ?? this.now().getTime());
+    return {
+      headers: {
+        'content-type': 'application/json',
+        'x-webhook-attempt': '1',
+        'x-webhook-version': CASHFREE_FAKE_API_VERSION,
+        'x-webhook-timestamp': timestamp,
+        'x-webhook-signature':
+          options.signature ?? cashfreeWebhookSignature(this.clientSecret, timestamp, body),
+      },
+      body,
+    };
+  }
+
+  /** Sends the order's webhook now to `webhookUrl` (or `url`); returns the receiver's status code. */
+  async sendWebhook(
+    order: FakeCashfreeOrder,
+    options: { signature?: string; timestamp?: number; url?: string } = {},
+  ): Promise<number | undefined> {
+    const url = 'url' in options ? options.url : this.webhookUrl;
+    if (!url) return undefined;
+    const { headers, body } = this.buildWebhook(order, options);
+    let status: number | undefined;
+    try {
+      status = (await fetch(url, { method: 'POST', headers, body })).status;
+    } catch {
+      status = undefined;
+    }
+    this.webhooks.push({ headers, body, status });
+    return status;
+  }
+
+  private orderView(order: FakeCashfreeOrder) {
+    return {
+      cf_order_id: order.cfOrderId,
+      order_id: order.orderId,
+      entity: 'order',
+      order_currency: order.currency,
+      order_amount: rupees(order.amount),
+      order_status: order.status,
+      payment_session_id: order.sessionId,
+      order_expiry_time: new Date(Date.parse(order.createdAt) + 30 * 86_400_000).toISOString(),
+      order_note: null,
+      created_at: order.createdAt,
+      order_splits: [],
+      customer_details: order.customer,
+      order_meta: { return_url: order.returnUrl, notify_url: null, payment_methods: null },
+      order_tags: null,
+    };
+  }
+
+  private paymentView(order: FakeCashfreeOrder, payment: FakeCashfreePayment) {
+    const messages: Record<CashfreePaymentStatus, string> = {
+      NOT_ATTEMPTED: 'payment not attempted',
+      PENDING: 'payment pending at the bank',
+      SUCCESS: '00::Transaction success',
+      FAILED: '01::REJECTED',
+      USER_DROPPED: 'user dropped the payment',
+    };
+    return {
+      cf_payment_id: payment.cfPaymentId,
+      order_id: order.orderId,
+      entity: 'payment',
+      error_details: payment.error,
+      is_captured: payment.status === 'SUCCESS',
+      order_amount: rupees(order.amount),
+      payment_group: 'netbanking' in payment.method ? 'net_banking' : 'wallet',
+      payment_currency: order.currency,
+      payment_amount: rupees(payment.amount),
+      payment_time: payment.time,
+      payment_completion_time: payment.completionTime,
+      payment_status: payment.status,
+      payment_message: messages[payment.status],
+      bank_reference: payment.bankReference,
+      auth_id: null,
+      authorization: null,
+      payment_method: payment.method,
+    };
+  }
+
+  private refundView(refund: FakeCashfreeRefund) {
+    return {
+      cf_payment_id: refund.cfPaymentId,
+      cf_refund_id: refund.cfRefundId,
+      order_id: refund.orderId,
+      refund_id: refund.refundId,
+      entity: 'refund',
+      refund_amount: rupees(refund.amount),
+      refund_currency: 'INR',
+      refund_note: null,
+      refund_status: refund.status,
+      refund_arn: refund.status === 'SUCCESS' ? `ARN${refund.cfRefundId}` : null,
+      refund_charge: 0,
+      status_description:
+        refund.status === 'CANCELLED' || refund.status === 'FAILED'
+          ? 'Refund cancelled by the bank.'
+          : refund.status === 'SUCCESS'
+            ? 'Refund processed successfully.'
+            : 'In Progress',
+      metadata: null,
+      refund_splits: [],
+      refund_type: 'MERCHANT_INITIATED',
+      refund_mode: refund.speed,
+      created_at: refund.createdAt,
+      processed_at: refund.status === 'SUCCESS' ? this.now().toISOString() : null,
+      refund_speed: {
+        requested: refund.speed,
+        accepted: refund.speed,
+        processed: refund.speed,
+        message: null,
+      },
+    };
+  }
+
+  private bankPage(order: FakeCashfreeOrder, payment: FakeCashfreePayment): string {
+    const instrument =
+      'netbanking' in payment.method
+        ? `Net banking, bank ${payment.method.netbanking.netbanking_bank_code}`
+        : `Wallet, ${payment.method.app.provider}`;
+    return `<!DOCTYPE html><html><head><title>Cashfree (fake) bank</title></head><body>
+<h1>${escapeHtml(instrument)}</h1><p id="amount">${rupees(payment.amount)} ${escapeHtml(order.currency)}</p>
+<form method="POST" action="/bank/${payment.cfPaymentId}/decide">
+<button type="submit" name="choice" value="success">Success</button>
+<button type="submit" name="choice" value="failure">Failure</button>
+</form></body></html>`;
+  }
+}

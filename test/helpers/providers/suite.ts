@@ -1,0 +1,414 @@
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { verifyReturn } from '../../../src/modules/payments/return-signature.js';
+import type { SendRequest } from '../../../src/modules/webhooks/http-sender.js';
+import { describeEachDatabase, type TestAccount } from '../harness.js';
+import { paymentBody } from '../payments.js';
+import { drain } from '../webhook-events.js';
+import { verifyWebhook } from '../webhook-receiver.js';
+
+export type Fault = 'timeout' | 'bad_gateway_html' | 'garbage' | 'reset';
+export type Phase = 'initiate' | 'status' | 'refund';
+
+/** What the shared suite needs of a local fake provider. */
+export interface ProviderUnderTest {
+  name: 'cashfree' | 'razorpay';
+  /** The settings that point Kosh at the fake (its base URL), once it runs. */
+  env(): Record<string, string>;
+  credentials: Record<string, string>;
+  /** A bank and a wallet the fake and the connector both take. */
+  bank: string;
+  wallet: string;
+  /** The Kosh error code a bank's decline on the fake maps to. */
+  declineCode: string;
+  setWebhookUrl(url: string): void;
+  setWebhookTiming(timing: 'after' | 'before' | 'instead' | 'none'): void;
+  /** Makes the fake's endpoint(s) of a phase misbehave after acting, or behave again (undefined). */
+  setFault(phase: Phase, fault: Fault | undefined): void;
+  /** Whether a new refund is final at once or stays pending until `settleRefunds`. */
+  setRefundOutcome(outcome: 'processed' | 'pending'): void;
+  settleRefunds(): void;
+  /** How many refunds the fake made for a Kosh refund id. */
+  refundsMadeFor(refundId: string): number;
+  /** How many provider-side orders or payments exist for a Kosh payment. */
+  attemptsFor(paymentId: string): number;
+  /** Sends the provider's webhook for this Kosh payment again, with a signature that is wrong. */
+  sendForgedWebhook(paymentId: string): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+const RETURN_URL = 'https://merchant.example/return';
+const MERCHANT_HOOKS = 'https://merchant.example/kosh/webhooks';
+/** The webhook requests Kosh sent (see the sender below). */
+const sent: SendRequest[] = [];
+const decode = (text: string) =>
+  text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+
+/** The first POST form of a page: its target and its hidden fields. */
+function formOf(html: string, base: string): { action: string; fields: Record<string, string> } | undefined {
+  const form = /<form[^>]*method="POST"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
+  if (!form) return undefined;
+  const fields: Record<string, string> = {};
+  for (const input of (form[2] ?? '').matchAll(/<input[^>]*>/g)) {
+    const name = /name="([^"]*)"/.exec(input[0])?.[1];
+    const value = /value="([^"]*)"/.exec(input[0])?.[1] ?? '';
+    if (name !== undefined) fields[decode(name)] = decode(value);
+  }
+  return { action: new URL(decode(form[1] as string), base).toString(), fields };
+}
+
+/**
+ * A customer's browser, well enough for the live flow: follows redirects and auto-submitting forms
+ * from Kosh's authentication page to the provider's bank page, decides there, and follows the way
+ * back until Kosh sends it to the merchant's return_url (whose signed POST fields it returns, or
+ * undefined when the provider sends nobody back).
+ */
+async function walk(
+  start: string,
+  choice: 'success' | 'failure',
+  /** Kosh's public URL and where this Kosh listens (the harness's public URL is not a listener). */
+  kosh: { publicUrl: string; listening: string },
+): Promise<Record<string, string> | undefined> {
+  let request: { url: string; init: RequestInit } = {
+    url: start,
+    init: {
+      headers: { 'user-agent': 'Mozilla/5.0 (Kosh tests)', referer: 'https://merchant.example/checkout' },
+    },
+  };
+  let decided = false;
+  for (let step = 0; step < 12; step++) {
+    if (request.url.startsWith(kosh.publicUrl))
+      request.url = kosh.listening + request.url.slice(kosh.publicUrl.length);
+    const response = await fetch(request.url, { ...request.init, redirect: 'manual' });
+    const html = await response.text();
+    if (response.status >= 300 && response.status < 400) {
+      request = { url: new URL(String(response.headers.get('location')), request.url).toString(), init: {} };
+      continue;
+    }
+    expect(response.status, `${request.url}: ${html.slice(0, 300)}`).toBe(200);
+    const bank = /\/bank\/([A-Za-z0-9_]+)$/.exec(new URL(request.url).pathname);
+    if (bank && !decided) {
+      decided = true;
+      request = {
+        url: new URL(`/bank/${bank[1]}/decide`, request.url).toString(),
+        init: {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `choice=${choice}`,
+        },
+      };
+      continue;
+    }
+    const form = formOf(html, request.url);
+    if (!form) return undefined;
+    if (form.action.startsWith(RETURN_URL)) return form.fields;
+    request = {
+      url: form.action,
+      init: {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form.fields).toString(),
+      },
+    };
+  }
+  throw new Error(`the browser walk from ${start} did not end`);
+}
+
+/**
+ * The acceptance of a live connector (docs/connectors.md), over real HTTP against its local fake,
+ * on both databases: a merchant's live key adds its provider account, and net banking and wallet
+ * payments go through Kosh's authentication page to the provider and back; webhooks before, after
+ * and instead of the return capture once; a forged one changes nothing; refunds; and the provider
+ * down, slow, answering HTML or garbage on each call, with the reconciler finishing afterwards.
+ */
+export function providerSuite(provider: () => ProviderUnderTest) {
+  describeEachDatabase(
+    `live payments through ${provider().name}`,
+    (harness) => {
+      let merchant: TestAccount;
+      let base: string;
+      let secret: string;
+      let connectorAccount: { id: string; webhook_url: string };
+      let providerWebhooks: string;
+      const fake = () => provider();
+
+      beforeAll(async () => {
+        const h = harness();
+        await h.app.listen({ port: 0, host: '127.0.0.1' });
+        base = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`;
+        merchant = await h.liveKey(await h.merchant(`${fake().name} shop`));
+        const { methods } = h.container.services;
+        const enabled = {
+          ...(await methods.get(merchant.id, 'test')),
+          netbanking: { [fake().bank]: 'A Bank' },
+          wallet: { [fake().wallet]: 'A Wallet' },
+        };
+        await h.container.db.transaction((tx) => methods.set(tx, merchant.id, 'live', enabled));
+        const added = await h.request('POST', '/v1/connector-accounts/', {
+          auth: merchant,
+          json: { connector: fake().name, credentials: fake().credentials },
+        });
+        expect(added.statusCode, added.body).toBe(200);
+        connectorAccount = added.json().data;
+        // The address the merchant registers at the provider, on the port this Kosh listens on.
+        providerWebhooks = connectorAccount.webhook_url.replace('http://localhost:3000', base);
+        fake().setWebhookUrl(providerWebhooks);
+        // merchant.example has a public address (this machine has no DNS): the endpoint is allowed.
+        h.container.resolver.lookup = async () => [{ address: '93.184.215.14', family: 4 }];
+        const endpoint = await h.request('POST', '/v1/webhooks/', {
+          auth: merchant,
+          json: { url: MERCHANT_HOOKS, enabled_events: ['payment.captured'] },
+        });
+        expect(endpoint.statusCode, endpoint.body).toBe(200);
+        secret = endpoint.json().data.secret;
+      });
+
+      // The browser's and the provider's connections to this Kosh (keep-alive, or a provider webhook
+      // still in flight) are cut, so that closing the server does not wait on them.
+      afterAll(() => {
+        harness().app.server.closeAllConnections();
+      });
+
+      // A test that fails midway leaves no fault behind for the next.
+      afterEach(() => {
+        for (const phase of ['initiate', 'status', 'refund'] as const) fake().setFault(phase, undefined);
+        fake().setWebhookTiming('after');
+        fake().setRefundOutcome('processed');
+        if (providerWebhooks) fake().setWebhookUrl(providerWebhooks);
+      });
+
+      /** Every answer the merchant got, scanned for provider secrets at the end. */
+      const answers: string[] = [];
+      const api = async (method: 'GET' | 'POST', path: string, json?: unknown) => {
+        const response = await harness().request(method, path, { auth: merchant, json });
+        answers.push(response.body);
+        expect(response.statusCode, `${method} ${path}: ${response.body}`).toBe(200);
+        return response.json();
+      };
+      const payment = async (id: string) => (await api('GET', `/v1/payments/${id}/`)).data;
+      const events = async (id: string, type: string) =>
+        (
+          await harness().container.db.query(
+            `SELECT id FROM events WHERE type = $1 AND payload->'payment'->>'id' = $2`,
+            [type, id],
+          )
+        ).length;
+
+      async function start(method: 'netbanking' | 'wallet' = 'netbanking') {
+        const order = (await api('POST', '/v1/orders/', { amount: 5050, currency: 'INR' })).data.id as string;
+        const body = paymentBody(order, {
+          amount: 5050,
+          return_url: RETURN_URL,
+          ...(method === 'netbanking'
+            ? { bank: fake().bank }
+            : { method: 'wallet', bank: undefined, wallet: fake().wallet }),
+        });
+        const created = await api('POST', '/v1/payments/create/s2s/', body);
+        return { orderId: order, paymentId: created.payment_id as string };
+      }
+      const walkFrom = (start: string, choice: 'success' | 'failure') =>
+        walk(start, choice, { publicUrl: 'http://localhost:3000', listening: base });
+      const page = (paymentId: string) => `${base}/v1/payments/${paymentId}/authentication/`;
+      const sync = async (ms = 20_000) => {
+        harness().clock.advance(ms);
+        await harness().container.jobs.paymentSync.run(new AbortController().signal);
+      };
+      const refundSync = async (ms: number) => {
+        harness().clock.advance(ms);
+        await harness().container.jobs.refundSync.run(new AbortController().signal);
+      };
+      async function captured(method: 'netbanking' | 'wallet' = 'netbanking') {
+        const started = await start(method);
+        await walkFrom(page(started.paymentId), 'success');
+        expect((await payment(started.paymentId)).status).toBe('captured');
+        return started;
+      }
+
+      it.each(['netbanking', 'wallet'] as const)(
+        '%s: the bank page, Success, back through Kosh to the signed return POST; captured once, its webhook delivered',
+        async (method) => {
+          fake().setWebhookTiming('after');
+          sent.length = 0;
+          const { paymentId, orderId } = await start(method);
+          const fields = await walkFrom(page(paymentId), 'success');
+          expect(fields).toMatchObject({ payment_id: paymentId, order_id: orderId, status: 'captured' });
+          const returnSecret = await harness().container.services.payments.returnSigningSecret(
+            merchant.id,
+            'live',
+          );
+          expect(verifyReturn(returnSecret, fields as never)).toBe(true);
+          expect(await payment(paymentId)).toMatchObject({ status: 'captured', amount: 5050 });
+          expect((await api('GET', `/v1/orders/${orderId}/`)).data.status).toBe('paid');
+          // The provider's webhook follows the return; it changes nothing more.
+          await new Promise((resolve) => setTimeout(resolve, 600));
+          expect(await events(paymentId, 'payment.captured')).toBe(1);
+          expect(fake().attemptsFor(paymentId)).toBe(1);
+          await drain(harness());
+          // What Kosh sent to the merchant's https endpoint, verified as its receiver would.
+          const delivered = sent.map((request) => {
+            expect(request.url).toBe(MERCHANT_HOOKS);
+            const received = {
+              headers: request.headers,
+              body: request.body,
+              status: 200,
+              receivedAt: harness().clock.now(),
+            };
+            return verifyWebhook(secret, received) as { type: string; data: { payment: { id: string } } };
+          });
+          expect(
+            delivered.filter((body) => body.data.payment.id === paymentId).map((body) => body.type),
+          ).toEqual(['payment.captured']);
+        },
+      );
+
+      it("Failure at the bank: failed with the provider's reason mapped", async () => {
+        const { paymentId } = await start();
+        const fields = await walkFrom(page(paymentId), 'failure');
+        expect(fields).toMatchObject({ payment_id: paymentId, status: 'failed' });
+        expect(await payment(paymentId)).toMatchObject({ status: 'failed', error_code: fake().declineCode });
+        expect(await events(paymentId, 'payment.captured')).toBe(0);
+      });
+
+      it.each(['before', 'instead'] as const)(
+        "the provider's webhook %s the browser's return: captured once",
+        async (timing) => {
+          fake().setWebhookTiming(timing);
+          const { paymentId } = await start();
+          const fields = await walkFrom(page(paymentId), 'success');
+          if (timing === 'instead') expect(fields).toBeUndefined();
+          else expect(fields?.status).toBe('captured');
+          expect((await payment(paymentId)).status).toBe('captured');
+          expect(await events(paymentId, 'payment.captured')).toBe(1);
+          fake().setWebhookTiming('after');
+        },
+      );
+
+      it('a webhook with a bad signature changes nothing', async () => {
+        // The customer pays and is not sent back; the provider's genuine webhook is lost on the way.
+        fake().setWebhookTiming('instead');
+        fake().setWebhookUrl('http://127.0.0.1:9/nowhere');
+        const { paymentId } = await start();
+        expect(await walkFrom(page(paymentId), 'success')).toBeUndefined();
+        fake().setWebhookUrl(providerWebhooks);
+        const before = await payment(paymentId);
+        expect(before.status).not.toBe('captured');
+        expect(await fake().sendForgedWebhook(paymentId)).toBe(200);
+        const after = await payment(paymentId);
+        expect([after.status, after.error_code, after.captured_at]).toEqual([
+          before.status,
+          before.error_code,
+          before.captured_at,
+        ]);
+        expect(await events(paymentId, 'payment.captured')).toBe(0);
+        // Kosh asks the provider instead, and learns the truth.
+        await sync();
+        expect((await payment(paymentId)).status).toBe('captured');
+      });
+
+      it('a full and a partial refund end processed; a refund the provider keeps pending is finished by the reconciler', async () => {
+        fake().setRefundOutcome('processed');
+        const first = await captured();
+        const partial = (await api('POST', `/v1/payments/${first.paymentId}/refunds/`, { amount: 1050 }))
+          .data;
+        expect(partial).toMatchObject({ status: 'processed', amount: 1050 });
+        const rest = (await api('POST', `/v1/payments/${first.paymentId}/refunds/`, {})).data;
+        expect(rest).toMatchObject({ status: 'processed', amount: 4000 });
+        expect(await payment(first.paymentId)).toMatchObject({
+          amount_refunded: 5050,
+          refund_status: 'full',
+        });
+
+        fake().setRefundOutcome('pending');
+        const second = await captured('wallet');
+        const pending = (await api('POST', `/v1/payments/${second.paymentId}/refunds/`, {})).data;
+        expect(pending).toMatchObject({ status: 'pending', amount: 5050 });
+        fake().settleRefunds();
+        await refundSync(61_000);
+        expect((await api('GET', `/v1/refunds/${pending.id}/`)).data.status).toBe('processed');
+        for (const id of [partial.id, rest.id, pending.id]) expect(fake().refundsMadeFor(id)).toBe(1);
+        fake().setRefundOutcome('processed');
+      });
+
+      for (const fault of ['reset', 'timeout', 'bad_gateway_html', 'garbage'] as const) {
+        it(`provider ${fault} on initiate: nothing failed; the payment goes through once it recovers`, async () => {
+          fake().setFault('initiate', fault);
+          const { paymentId } = await start();
+          expect((await payment(paymentId)).status).toBe('created');
+          await sync();
+          expect((await payment(paymentId)).status).toBe('created');
+          fake().setFault('initiate', undefined);
+          await walkFrom(page(paymentId), 'success');
+          expect((await payment(paymentId)).status).toBe('captured');
+          expect(fake().attemptsFor(paymentId)).toBe(1);
+        });
+
+        it(`provider ${fault} on status: nothing failed; the reconciler captures it once it recovers`, async () => {
+          fake().setWebhookTiming('none');
+          const { paymentId } = await start();
+          fake().setFault('status', fault);
+          await walkFrom(page(paymentId), 'success');
+          await sync();
+          expect((await payment(paymentId)).status).not.toBe('failed');
+          fake().setFault('status', undefined);
+          await sync();
+          expect((await payment(paymentId)).status).toBe('captured');
+          expect(await events(paymentId, 'payment.captured')).toBe(1);
+          fake().setWebhookTiming('after');
+        });
+
+        it(`provider ${fault} on refund: pending, then processed once by the reconciler`, async () => {
+          fake().setRefundOutcome('processed');
+          const { paymentId } = await captured();
+          fake().setFault('refund', fault);
+          const refund = (await api('POST', `/v1/payments/${paymentId}/refunds/`, { amount: 100 })).data;
+          expect(refund.status).toBe('pending');
+          fake().setFault('refund', undefined);
+          await refundSync(61_000);
+          await refundSync(10_000);
+          expect((await api('GET', `/v1/refunds/${refund.id}/`)).data.status).toBe('processed');
+          expect(fake().refundsMadeFor(refund.id)).toBe(1);
+        });
+      }
+
+      it('a scan of the database, the logs and every answer finds no provider secret', async () => {
+        const secrets = Object.entries(fake().credentials)
+          .filter(([field]) => field.includes('secret'))
+          .map(([, value]) => value);
+        expect(secrets.length).toBeGreaterThan(0);
+        const tables = await harness().container.db.query<{ table_name: string }>(
+          `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+        );
+        for (const { table_name } of tables) {
+          const [dump] = await harness().container.db.query<{ text: string }>(
+            `SELECT coalesce(string_agg(to_jsonb(t)::text, ''), '') AS text FROM "${table_name}" t`,
+          );
+          for (const value of secrets) expect(dump?.text.includes(value), table_name).toBe(false);
+        }
+        for (const value of secrets) expect(harness().logs().includes(value)).toBe(false);
+        answers.push(
+          (await harness().request('GET', '/v1/connector-accounts/', { auth: merchant })).body,
+          (
+            await harness().request('GET', `/v1/connector-accounts/${connectorAccount.id}/`, {
+              auth: merchant,
+            })
+          ).body,
+        );
+        expect(answers.length).toBeGreaterThan(20);
+        for (const value of secrets) expect(answers.some((answer) => answer.includes(value))).toBe(false);
+      });
+    },
+    () => ({ ...provider().env(), KOSH_PROVIDER_TIMEOUT_MS: '500' }),
+    {
+      // A live endpoint is never on this machine (live mode does not reach it): the signed request
+      // is taken where it leaves Kosh, and answered 200 as the merchant's receiver would.
+      webhookSender: async (request: SendRequest) => {
+        sent.push(request);
+        return { statusCode: 200, latencyMs: 1, responseBody: 'ok', retryAfter: undefined, error: undefined };
+      },
+    },
+  );
+}
