@@ -127,6 +127,33 @@ function classify(error: unknown): unknown {
   return error;
 }
 
+/**
+ * A connection checked out of the pool. A connection lost while it is checked out (the server
+ * restarts or ends the session between two statements) is reported as an 'error' event on the
+ * client, which would end the process without a listener: it is listened for, the next statement
+ * fails anyway, and `giveBack` then discards the connection instead of returning it.
+ */
+async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; giveBack(discard: boolean): void }> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw classify(error);
+  }
+  let lost = false;
+  const onError = () => {
+    lost = true;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    giveBack(discard) {
+      client.off('error', onError);
+      client.release(discard || lost);
+    },
+  };
+}
+
 /** One implementation over a `pg.Pool` serves both back ends: PGlite provides a node-postgres connection. */
 export function createPoolDb(
   pool: pg.Pool,
@@ -165,22 +192,18 @@ export function createPoolDb(
    * the service without a database.
    */
   const queryPool = async <Row>(text: string | PreparedStatement, params?: readonly unknown[]) => {
+    const connection = await checkout(pool);
+    let failure: unknown;
     try {
-      const connection = await pool.connect();
-      try {
-        const rows = await run<Row>(connection, text, params);
-        connection.release();
-        return rows;
-      } catch (error) {
-        connection.release(isSqlError(error) ? undefined : (error as Error));
-        throw error;
-      }
+      return await run<Row>(connection.client, text, params);
     } catch (error) {
+      failure = error;
       throw classify(error);
+    } finally {
+      connection.giveBack(failure !== undefined && !isSqlError(failure));
     }
   };
 
-  /** A handle on a checked-out client inside a transaction; `depth` counts the SAVEPOINTs around it. */
   function boundTo(client: pg.PoolClient, depth: number): Db {
     return {
       kind,
@@ -215,20 +238,9 @@ export function createPoolDb(
     inTransaction: () => false,
     assertNoTransaction,
     async transaction(work) {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw classify(error);
-      }
+      const connection = await checkout(pool);
+      const { client } = connection;
       let broken = false;
-      // A connection lost while it is checked out (the server restarts between two statements of
-      // this transaction) is reported as an 'error' event on the client; without a listener that
-      // event would end the process. The next statement fails anyway, and the client is discarded.
-      const lost = () => {
-        broken = true;
-      };
-      client.on('error', lost);
       try {
         const result = await guard.within(async () => {
           await query(client, 'BEGIN');
@@ -244,8 +256,7 @@ export function createPoolDb(
         }
         throw error;
       } finally {
-        client.off('error', lost);
-        client.release(broken);
+        connection.giveBack(broken);
       }
     },
     async ping() {

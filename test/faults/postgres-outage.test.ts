@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { freePort } from './support/postgres-instance.js';
 import { Service } from './support/service.js';
@@ -15,6 +15,14 @@ const FREEZE_MS = 8_000;
  * (statement timeout + 1 s), so it is answered within about 2 s here; 4 s leaves room for a busy machine.
  */
 const HANG_LIMIT_MS = 4_000;
+
+/** The service's warnings and errors (pino level ≥ 40), so a failure here shows what the service saw. */
+function printServiceErrors(service: Service | undefined): void {
+  const lines = (service?.log ?? '').split('\n').filter((line) => !/"level":(10|20|30),/.test(line));
+  process.stdout.write(
+    `[postgres outage] service log, warnings and errors:\n${lines.slice(-60).join('\n')}\n`,
+  );
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -36,6 +44,7 @@ describe('PostgreSQL stopped for 10 s under load', () => {
   });
 
   it('answers 503 JSON errors in bounded time, does not crash, and serves again without a restart', async () => {
+    onTestFailed(() => printServiceErrors(service));
     service = new Service(await freePort(), fixture.env, ['--workers', '2']);
     await service.start();
     const primaryPid = service.child!.pid;
@@ -92,6 +101,7 @@ describe('PostgreSQL stopped for 10 s under load', () => {
   }, 90_000);
 
   it('answers within the configured timeouts when PostgreSQL hangs instead of refusing', async () => {
+    onTestFailed(() => printServiceErrors(service));
     if (!service?.alive) {
       service = new Service(await freePort(), fixture.env, ['--workers', '2']);
       await service.start();
