@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import DurationSequencer from './test/helpers/sequencer.js';
 
 /**
  * Files run in parallel: each has its own PostgreSQL database and PGlite instance, and most of a
@@ -18,6 +19,8 @@ export default defineConfig({
     poolOptions: { forks: { minForks: 1, maxForks: workers } },
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Slowest files first, by their recorded durations (test/durations.json).
+    sequence: { sequencer: DurationSequencer },
     reporters: ['default', './test/helpers/timing-reporter.ts'],
   },
 });

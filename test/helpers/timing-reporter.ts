@@ -1,5 +1,7 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
+import { DURATIONS_FILE, readDurations } from './sequencer.js';
 
 /** How many of the slowest files the summary names. */
 const SLOWEST = Number(process.env.KOSH_SLOWEST_FILES ?? 8);
@@ -32,6 +34,13 @@ export default class TimingReporter implements Reporter {
       };
     });
     files.sort((a, b) => b.seconds - a.seconds);
+    // `npm run test:durations`: the order the next runs start their files in (see sequencer.ts).
+    if (process.env.KOSH_RECORD_DURATIONS === '1') {
+      const durations = readDurations();
+      for (const file of files) durations[file.file] = Math.round(file.seconds * 10) / 10;
+      const sorted = Object.fromEntries(Object.entries(durations).sort(([a], [b]) => a.localeCompare(b)));
+      fs.writeFileSync(DURATIONS_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+    }
     const lines = files
       .slice(0, SLOWEST)
       .map(
