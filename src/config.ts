@@ -63,6 +63,20 @@ export interface Config {
   failpoints: string[];
   /** Where the payment providers' APIs are (docs/connectors.md), and how long a call may take. */
   providers: ProviderSettings;
+  /** Dashboard sessions and the login throttle (docs/dashboard.md). */
+  dashboard: DashboardSettings;
+}
+
+export interface DashboardSettings {
+  /** A session not used for this long ends. */
+  idleSeconds: number;
+  /** A session ends this long after its login, used or not. */
+  maxAgeSeconds: number;
+  /** Failed logins from one address within the window after which every login from it is refused. */
+  throttleFailures: number;
+  throttleWindowSeconds: number;
+  /** log2 of scrypt's N for new password hashes (17: OWASP's minimum). */
+  passwordLog2Cost: number;
 }
 
 export interface ProviderSettings {
@@ -369,5 +383,12 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       authFailureWindowSeconds: integer(merged, 'KOSH_AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
     },
     trustProxyHops: integer(merged, 'KOSH_TRUST_PROXY_HOPS', 0, 0, 10),
+    dashboard: {
+      idleSeconds: integer(merged, 'KOSH_DASHBOARD_IDLE_SECONDS', 1_800, 60, 86_400),
+      maxAgeSeconds: integer(merged, 'KOSH_DASHBOARD_MAX_AGE_SECONDS', 43_200, 300, 30 * 86_400),
+      throttleFailures: integer(merged, 'KOSH_DASHBOARD_LOGIN_FAILURES', 20, 1, 1_000_000),
+      throttleWindowSeconds: integer(merged, 'KOSH_DASHBOARD_LOGIN_WINDOW_SECONDS', 900, 60, 86_400),
+      passwordLog2Cost: integer(merged, 'KOSH_DASHBOARD_PASSWORD_COST', 17, 14, 20),
+    },
   };
 }

@@ -25,6 +25,7 @@ import {
   connectorOf,
   createConnectorAccountsService,
 } from './modules/connector-accounts/connector-accounts.service.js';
+import { createDashboardUsers } from './modules/dashboard/users.service.js';
 import { createEventsRepo } from './modules/events/events.repo.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyRepo } from './modules/idempotency/idempotency.repo.js';
@@ -274,8 +275,10 @@ export function wireServices(db: Db, shared: Shared) {
     merchants,
     repo: merchantRepos.vpas,
   });
+  const dashboardUsers = createDashboardUsers({ db, ids, clock, settings: config.dashboard });
   return {
     accounts,
+    dashboardUsers,
     methods,
     orders,
     events,

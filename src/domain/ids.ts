@@ -17,7 +17,8 @@ export type IdPrefix =
   | 'vpa'
   | 'key'
   | 'att'
-  | 'req';
+  | 'req'
+  | 'usr';
 
 export interface IdGenerator {
   next(prefix: IdPrefix): string;

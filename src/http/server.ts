@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Container, Services } from '../container.js';
 import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
 import { registerConnectorAccountRoutes } from '../modules/connector-accounts/connector-accounts.routes.js';
+import { registerDashboardRoutes } from '../modules/dashboard/dashboard.routes.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerDocumentRoutes } from '../modules/merchants/documents.routes.js';
 import { registerMerchantRoutes } from '../modules/merchants/merchants.routes.js';
@@ -208,6 +209,12 @@ export async function buildServer(container: Container): Promise<App> {
   registerMethodsRoutes(app, services.methods, container.connectors);
   registerPaymentRoutes(app, scoped('payments'));
   registerRefundRoutes(app, scoped('refunds'));
+  registerDashboardRoutes(app, {
+    services,
+    users: services.dashboardUsers,
+    publicUrl: config.publicUrl,
+    sessionIdleSeconds: config.dashboard.idleSeconds,
+  });
   registerConnectorAccountRoutes(app, scoped('connectorAccounts'));
   registerKeyRoutes(app, {
     accounts: scoped('accounts'),

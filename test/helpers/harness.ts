@@ -90,6 +90,9 @@ export async function createHarness(
     KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     // Test receivers listen on this machine; PostgreSQL's default (off) is tested on its own.
     KOSH_ALLOW_LOOPBACK_WEBHOOKS: 'true',
+    // Dashboard password hashes at scrypt's lowest accepted cost (2^14, not the default 2^17):
+    // suites log in hundreds of times; what they test is the login, not the hash's strength.
+    KOSH_DASHBOARD_PASSWORD_COST: '14',
     ...env,
   });
   const container = await createContainer(config, {

@@ -5,7 +5,7 @@ import { choose, createOrder, createPayment, openPage } from '../helpers/payment
 type Json = Record<string, unknown> & { id: string };
 
 /**
- * The list filters: `GET /v1/payments/?status&method&order_id&from&to` and
+ * The list filters: `GET /v1/payments/?status&method&order_id&bank&wallet&email&contact&from&to` and
  * `GET /v1/orders/?status&receipt&from&to` narrow the list and page through it like the plain one.
  */
 describeEachDatabase('list filters', (harness) => {
@@ -62,6 +62,16 @@ describeEachDatabase('list filters', (harness) => {
     expect(await list(`/v1/payments/?to=${start + 60}`)).toEqual([ids.captured]);
   });
 
+  it('narrows payments by bank, wallet, customer email and phone (codes and email in any case)', async () => {
+    expect(await list('/v1/payments/?bank=icic')).toEqual([ids.open, ids.captured]);
+    expect(await list('/v1/payments/?bank=HDFC')).toEqual([]);
+    expect(await list('/v1/payments/?wallet=PAYZAPP')).toEqual([ids.failed]);
+    expect(await list('/v1/payments/?email=ASHA%40example.com&status=captured')).toEqual([ids.captured]);
+    expect(await list('/v1/payments/?email=someone%40example.com')).toEqual([]);
+    expect(await list('/v1/payments/?contact=%2B919876543210&method=wallet')).toEqual([ids.failed]);
+    expect(await list('/v1/payments/?contact=%2B910000000000')).toEqual([]);
+  });
+
   it('pages through a filtered list', async () => {
     const first = await harness().request('GET', `/v1/payments/?limit=1&from=${start}`, { auth: merchant });
     const page = first.json();
@@ -86,7 +96,8 @@ describeEachDatabase('list filters', (harness) => {
     '/v1/payments/?method=card',
     '/v1/payments/?from=yesterday',
     '/v1/payments/?from=-1',
-    '/v1/payments/?bank=HDFC',
+    '/v1/payments/?bank_code=HDFC',
+    `/v1/payments/?email=${'e'.repeat(255)}`,
     '/v1/orders/?status=captured',
     `/v1/orders/?receipt=${'r'.repeat(41)}`,
     '/v1/orders/?to=1.5',

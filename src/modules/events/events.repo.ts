@@ -39,6 +39,22 @@ export function createEventsRepo() {
      * true: events whose deliveries all succeeded. The webhook_deliveries table belongs to the
      * webhooks module; reading it here keeps the filter in one indexed query.
      */
+    /** The events that carry a payment (its own, its order's, its refunds'), oldest first. */
+    async forPayment(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      paymentId: string,
+      limit: number,
+    ): Promise<EventRow[]> {
+      return db.query<EventRow>(
+        `SELECT ${COLUMNS} FROM events
+          WHERE account_id = $1 AND mode = $2 AND payload ? 'payment' AND payload #>> '{payment,id}' = $3
+          ORDER BY id LIMIT $4`,
+        [accountId, mode, paymentId, limit],
+      );
+    },
+
     async list(
       db: Queryable,
       accountId: string,

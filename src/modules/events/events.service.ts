@@ -66,6 +66,12 @@ export function createEventsService(deps: { db: Db; repo: EventsRepo; ids: IdGen
       return toEvent(row);
     },
 
+    /** A payment's timeline: the events that carry it, oldest first (at most 100). */
+    async forPayment(principal: Principal, paymentId: string): Promise<Event[]> {
+      const rows = await repo.forPayment(db, principal.accountId, principal.mode, paymentId, 100);
+      return rows.map(toEvent);
+    },
+
     async list(
       principal: Principal,
       query: { limit?: number; cursor?: string; type?: string; delivery_success?: boolean },

@@ -54,8 +54,20 @@ export interface PaymentFilter {
   orderId?: string | undefined;
   status?: string | undefined;
   method?: string | undefined;
+  bank?: string | undefined;
+  wallet?: string | undefined;
+  /** Bank, wallet and email are compared without regard to case. */
+  email?: string | undefined;
+  contact?: string | undefined;
   from?: Date | undefined;
   to?: Date | undefined;
+}
+
+/** A day's captured payments, for the dashboard's home page. */
+export interface CapturedDay {
+  day: string;
+  count: string;
+  amount: string;
 }
 
 /** How many automatic refunds a payment owed back gets before an operator must act. */
@@ -275,6 +287,8 @@ export function createPaymentsRepo() {
           WHERE account_id = $1 AND mode = $2 AND ($3::text IS NULL OR id < $3) AND ($5::text IS NULL OR order_id = $5)
             AND ($6::text IS NULL OR status = $6) AND ($7::text IS NULL OR method = $7)
             AND ($8::timestamptz IS NULL OR created_at >= $8) AND ($9::timestamptz IS NULL OR created_at < $9)
+            AND ($10::text IS NULL OR lower(bank) = lower($10)) AND ($11::text IS NULL OR lower(wallet) = lower($11))
+            AND ($12::text IS NULL OR lower(email) = lower($12)) AND ($13::text IS NULL OR contact = $13)
           ORDER BY id DESC LIMIT $4`,
         [
           accountId,
@@ -286,8 +300,38 @@ export function createPaymentsRepo() {
           filter.method ?? null,
           filter.from ?? null,
           filter.to ?? null,
+          filter.bank ?? null,
+          filter.wallet ?? null,
+          filter.email ?? null,
+          filter.contact ?? null,
         ],
       );
+    },
+
+    /**
+     * Captured payments per day (UTC) since `since`, and the failed ones in the same time: the
+     * dashboard's home page. Read from the account's payments of one mode by their capture time.
+     */
+    async capturedByDay(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      since: Date,
+    ): Promise<{ days: CapturedDay[]; failed: number; currency: string | null }> {
+      const days = await db.query<CapturedDay>(
+        `SELECT to_char(captured_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS count,
+                sum(amount) AS amount
+           FROM payments
+          WHERE account_id = $1 AND mode = $2 AND status = 'captured' AND captured_at >= $3
+          GROUP BY 1 ORDER BY 1`,
+        [accountId, mode, since],
+      );
+      const [other] = await db.query<{ failed: string; currency: string | null }>(
+        `SELECT count(*) FILTER (WHERE status = 'failed') AS failed, min(currency) AS currency
+           FROM payments WHERE account_id = $1 AND mode = $2 AND created_at >= $3`,
+        [accountId, mode, since],
+      );
+      return { days, failed: Number(other?.failed ?? 0), currency: other?.currency ?? null };
     },
 
     /**

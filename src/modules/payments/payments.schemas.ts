@@ -119,5 +119,20 @@ export const PaymentListQuery = filteredListQuery({
   ),
   method: enumParameter(['netbanking', 'wallet'] as const, 'Only payments by this method'),
   order_id: Type.Optional(Type.String({ maxLength: 100, description: "Only this order's payments" })),
+  bank: Type.Optional(
+    Type.String({ maxLength: 40, description: 'Only net-banking payments at this bank code (any case)' }),
+  ),
+  wallet: Type.Optional(
+    Type.String({ maxLength: 40, description: 'Only payments by this wallet code (any case)' }),
+  ),
+  email: Type.Optional(
+    Type.String({
+      maxLength: 254,
+      description: "Only payments with this customer email (case doesn't matter)",
+    }),
+  ),
+  contact: Type.Optional(
+    Type.String({ maxLength: 20, description: 'Only payments with this customer phone' }),
+  ),
 });
 export type PaymentListQuery = Static<typeof PaymentListQuery>;

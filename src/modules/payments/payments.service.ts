@@ -205,9 +205,41 @@ export function createPaymentsService(deps: {
         orderId: forOrder ?? query.order_id,
         status: query.status,
         method: query.method,
+        bank: query.bank,
+        wallet: query.wallet,
+        email: query.email,
+        contact: query.contact,
         ...timeRange(query),
       });
       return toPage(rows, page.limit, toPayment);
+    },
+
+    /**
+     * Today's and the last 30 days' captured volume and counts, the success rate's parts, and the
+     * captured amount of each of the 30 days (UTC), oldest first: the dashboard's home page.
+     */
+    async summary(principal: Principal) {
+      const now = clock.now();
+      const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+      const since = new Date(today.getTime() - 29 * 86_400_000);
+      const found = await repo.capturedByDay(db, principal.accountId, principal.mode, since);
+      const byDay = new Map(found.days.map((row) => [row.day, row]));
+      const days = Array.from({ length: 30 }, (_, i) => {
+        const day = new Date(since.getTime() + i * 86_400_000).toISOString().slice(0, 10);
+        const row = byDay.get(day);
+        return { day, amount: Number(row?.amount ?? 0), count: Number(row?.count ?? 0) };
+      });
+      const last = days[days.length - 1] as (typeof days)[number];
+      return {
+        today: { count: last.count, amount: last.amount },
+        last30: {
+          count: days.reduce((sum, day) => sum + day.count, 0),
+          amount: days.reduce((sum, day) => sum + day.amount, 0),
+          failed: found.failed,
+        },
+        days,
+        currency: found.currency ?? 'INR',
+      };
     },
 
     /** The key of the return POST's signature; made on first use and stable afterwards. */

@@ -225,6 +225,21 @@ export function createDeliveriesRepo() {
       );
     },
 
+    /** An endpoint's latest deliveries, newest first. */
+    async recentForEndpoint(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      endpointId: string,
+      limit: number,
+    ): Promise<DeliveryRow[]> {
+      return db.query<DeliveryRow>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+          WHERE endpoint_id = $1 AND account_id = $2 AND mode = $3 ORDER BY id DESC LIMIT $4`,
+        [endpointId, accountId, mode, limit],
+      );
+    },
+
     async attemptsFor(
       db: Queryable,
       accountId: string,

@@ -220,6 +220,30 @@ export function createWebhooksService(deps: {
 
     deliveriesOf,
 
+    /** An endpoint's latest deliveries with their attempts (the dashboard's webhooks page). */
+    async recentDeliveries(principal: Principal, endpointId: string, limit: number): Promise<Delivery[]> {
+      await owned(principal, endpointId);
+      const rows = await deliveries.recentForEndpoint(
+        db,
+        principal.accountId,
+        principal.mode,
+        endpointId,
+        limit,
+      );
+      const attempts = await deliveries.attemptsFor(
+        db,
+        principal.accountId,
+        principal.mode,
+        rows.map((row) => row.id),
+      );
+      return rows.map((row) =>
+        toDelivery(
+          row,
+          attempts.filter((attempt) => attempt.delivery_id === row.id),
+        ),
+      );
+    },
+
     /** Sends the event again to one endpoint or to every enabled endpoint that takes its type. */
     async redeliver(
       principal: Principal,
