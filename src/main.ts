@@ -2,7 +2,7 @@
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { runPrimary } from './cli/cluster.js';
-import { sandboxBanner, writeSandboxCredentials } from './cli/sandbox-credentials.js';
+import { SANDBOX_LOGINS, sandboxBanner, writeSandboxCredentials } from './cli/sandbox-credentials.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, type ConfigOverrides, loadConfig } from './config.js';
 import { type Container, createContainer, openDatabase } from './container.js';
@@ -14,6 +14,7 @@ import { buildServer } from './http/server.js';
 import { backgroundJobs } from './jobs/jobs.js';
 import { startJobs } from './jobs/runner.js';
 import { createLogger } from './log.js';
+import { newPassword } from './modules/dashboard/passwords.js';
 import { sealSecrets } from './security/sealed-columns.js';
 
 const USAGE = `Usage: kosh <command> [options]
@@ -33,6 +34,9 @@ Commands:
   partner create --name NAME             create a partner with a test key
   keys create --account ID --mode test|live
                                          issue a key (live keys need an activated account)
+  users create --account ID --email EMAIL [--password PASSWORD]
+                                         add a dashboard user (the password is asked for when
+                                         not given; at least 12 characters)
   encryption rotate                      re-encrypt every stored secret with KOSH_ENCRYPTION_KEY
                                          (the old key in KOSH_ENCRYPTION_PREVIOUS_KEYS meanwhile)
 
@@ -58,6 +62,8 @@ function parse(argv: string[]) {
       reason: { type: 'string' },
       account: { type: 'string' },
       mode: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
       json: { type: 'boolean', default: false },
       'forward-to': { type: 'string' },
       'api-url': { type: 'string' },
@@ -85,6 +91,41 @@ function overrides(values: Parsed['values']): ConfigOverrides {
 
 class UsageError extends Error {}
 
+/** Reads a password from the terminal without echoing it (or one line from a pipe). */
+async function promptPassword(): Promise<string> {
+  const input = process.stdin;
+  if (!input.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of input) chunks.push(chunk as Buffer);
+    const line = Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
+    if (!line) throw new UsageError('--password is required when no password is typed or piped in.');
+    return line;
+  }
+  process.stderr.write('Password (not shown): ');
+  input.setRawMode(true);
+  input.resume();
+  return new Promise((resolve, reject) => {
+    let typed = '';
+    const done = (error?: Error) => {
+      input.setRawMode(false);
+      input.pause();
+      input.off('data', onData);
+      process.stderr.write('\n');
+      if (error) reject(error);
+      else resolve(typed);
+    };
+    const onData = (data: Buffer) => {
+      for (const char of data.toString('utf8')) {
+        if (char === '\r' || char === '\n') return done();
+        if (char === '\u0003') return done(new UsageError('Cancelled.'));
+        if (char === '\u007f') typed = typed.slice(0, -1);
+        else typed += char;
+      }
+    };
+    input.on('data', onData);
+  });
+}
+
 function required(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`${flag} is required.`);
   return value;
@@ -94,8 +135,20 @@ function required(value: string | undefined, flag: string): string {
 async function bootstrap(container: Container): Promise<void> {
   const { config } = container;
   if (!config.sandboxBootstrap) return;
-  const credentials = await container.services.accounts.bootstrapSandbox();
-  if (credentials) {
+  const { accounts, dashboardUsers } = container.services;
+  const logins = {
+    merchant: { email: SANDBOX_LOGINS.merchant, password: newPassword() },
+    partner: { email: SANDBOX_LOGINS.partner, password: newPassword() },
+  };
+  const keys = await accounts.bootstrapSandbox(async (tx, created) => {
+    await dashboardUsers.createUser({ accountId: created.merchantId, ...logins.merchant }, tx);
+    await dashboardUsers.createUser({ accountId: created.partnerId, ...logins.partner }, tx);
+  });
+  if (keys) {
+    const credentials = {
+      merchant: { ...keys.merchant, dashboard: logins.merchant },
+      partner: { ...keys.partner, dashboard: logins.partner },
+    };
     const file = writeSandboxCredentials(config.dataDir, credentials);
     process.stdout.write(`${sandboxBanner(credentials, file, config.publicUrl)}\n`);
   }
@@ -239,6 +292,17 @@ async function admin(
       const mode = required(values.mode, '--mode');
       if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live.');
       output = await accounts.issueKey(required(values.account, '--account'), mode as Mode);
+    } else if (command === 'users' && sub === 'create') {
+      const accountId = required(values.account, '--account');
+      const email = required(values.email, '--email');
+      const password = values.password ?? (await promptPassword());
+      const user = await container.services.dashboardUsers.createUser({ accountId, email, password });
+      output = {
+        user_id: user.id,
+        account_id: user.account_id,
+        email: user.email,
+        login: `${config.publicUrl}/dashboard/`,
+      };
     } else if (command === 'encryption' && sub === 'rotate') {
       const reencrypted = await sealSecrets(container.db, container.keyring, { rotate: true });
       output = { reencrypted, key_id: container.keyring.currentKeyId };

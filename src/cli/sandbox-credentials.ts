@@ -4,14 +4,26 @@ import type { Credentials } from '../modules/accounts/accounts.service.js';
 
 export const CREDENTIALS_FILE = 'sandbox-credentials.json';
 
+/** The sandbox's dashboard logins (their passwords are random, made at the first start). */
+export const SANDBOX_LOGINS = { merchant: 'merchant@sandbox.example', partner: 'partner@sandbox.example' };
+
+export interface SandboxAccount extends Credentials {
+  dashboard: { email: string; password: string };
+}
+
 /** Writes the first-start credentials where a newcomer or a script can read them (owner-only). */
 export function writeSandboxCredentials(
   dataDir: string,
-  credentials: { merchant: Credentials; partner: Credentials },
+  credentials: { merchant: SandboxAccount; partner: SandboxAccount },
 ): string {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, CREDENTIALS_FILE);
-  const pick = ({ account_id, api_key, secret_key }: Credentials) => ({ account_id, api_key, secret_key });
+  const pick = ({ account_id, api_key, secret_key, dashboard }: SandboxAccount) => ({
+    account_id,
+    api_key,
+    secret_key,
+    dashboard,
+  });
   const body = `${JSON.stringify({ merchant: pick(credentials.merchant), partner: pick(credentials.partner) }, null, 2)}\n`;
   fs.writeFileSync(file, body, { mode: 0o600 });
   fs.chmodSync(file, 0o600);
@@ -19,7 +31,7 @@ export function writeSandboxCredentials(
 }
 
 export function sandboxBanner(
-  credentials: { merchant: Credentials; partner: Credentials },
+  credentials: { merchant: SandboxAccount; partner: SandboxAccount },
   file: string,
   publicUrl: string,
 ): string {
@@ -35,6 +47,10 @@ export function sandboxBanner(
     `  partner   ${partner.account_id}`,
     `    api_key     ${partner.api_key}`,
     `    secret_key  ${partner.secret_key}`,
+    '',
+    `Dashboard: ${publicUrl}/dashboard/`,
+    `  merchant  ${merchant.dashboard.email}  password ${merchant.dashboard.password}`,
+    `  partner   ${partner.dashboard.email}  password ${partner.dashboard.password}`,
     '',
     'Try it:',
     `  curl -u ${merchant.api_key}:${merchant.secret_key} -H 'Content-Type: application/json' \\`,

@@ -28,12 +28,14 @@ export interface KoshProcess {
 }
 
 /** Runs the `kosh` command from source, as `npx tsx src/main.ts …` would. */
-export function runKosh(args: string[], env: Record<string, string>): KoshProcess {
+/** Starts `kosh ARGS…`; `input`, when given, is its standard input (as a pipe, not a terminal). */
+export function runKosh(args: string[], env: Record<string, string>, input?: string): KoshProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     cwd: ROOT,
     env: { ...process.env, KOSH_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (input !== undefined) child.stdin?.end(input);
   let output = '';
   const listeners = new Set<() => void>();
   const collect = (chunk: Buffer) => {

@@ -6,9 +6,30 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createEmptyPostgresDatabase } from '../helpers/databases.js';
 import { freePort, type KoshProcess, runKosh } from '../helpers/process.js';
 
+interface SandboxAccount {
+  account_id: string;
+  api_key: string;
+  secret_key: string;
+  dashboard: { email: string; password: string };
+}
+
 interface SandboxCredentials {
-  merchant: { account_id: string; api_key: string; secret_key: string };
-  partner: { account_id: string; api_key: string; secret_key: string };
+  merchant: SandboxAccount;
+  partner: SandboxAccount;
+}
+
+/** Logs in to the dashboard the way its login form does; answers the status and the session cookie. */
+async function dashboardLogin(url: string, login: { email: string; password: string }) {
+  const form = await fetch(`${url}/dashboard/login/`);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+  const cookie = (form.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const response = await fetch(`${url}/dashboard/login/`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ csrf, email: login.email, password: login.password }).toString(),
+  });
+  return { status: response.status, session: response.headers.get('set-cookie') ?? '' };
 }
 
 function authHeader(credentials: { api_key: string; secret_key: string }): string {
@@ -51,12 +72,25 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       const credentialsFile = path.join(dataDir, 'sandbox-credentials.json');
       expect(fs.statSync(credentialsFile).mode & 0o777).toBe(0o600);
       const credentials: SandboxCredentials = JSON.parse(fs.readFileSync(credentialsFile, 'utf8'));
-      expect(Object.keys(credentials.merchant).sort()).toEqual(['account_id', 'api_key', 'secret_key']);
-      expect(Object.keys(credentials.partner).sort()).toEqual(['account_id', 'api_key', 'secret_key']);
+      const fields = ['account_id', 'api_key', 'dashboard', 'secret_key'];
+      expect(Object.keys(credentials.merchant).sort()).toEqual(fields);
+      expect(Object.keys(credentials.partner).sort()).toEqual(fields);
       expect(credentials.merchant.account_id).toMatch(/^mid_/);
       expect(credentials.merchant.api_key).toMatch(/^key_test_/);
       expect(first.process.output()).toContain(credentials.merchant.secret_key);
       expect(first.process.output()).toContain(credentials.partner.secret_key);
+      // Dashboard logins for both, printed once with the keys.
+      for (const account of [credentials.merchant, credentials.partner]) {
+        expect(Object.keys(account.dashboard).sort()).toEqual(['email', 'password']);
+        expect(first.process.output()).toContain(account.dashboard.password);
+        const login = await dashboardLogin(first.url, account.dashboard);
+        expect(login.status).toBe(303);
+        expect(login.session).toMatch(/^kosh_session=.+HttpOnly; SameSite=Strict/);
+      }
+      expect(
+        (await dashboardLogin(first.url, { ...credentials.merchant.dashboard, password: 'wrong password!' }))
+          .status,
+      ).toBe(401);
 
       const created = await fetch(`${first.url}/v1/orders/`, {
         method: 'POST',
@@ -127,6 +161,70 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       );
       expect(await liveKey.exited).toBe(1);
       expect(liveKey.output()).toMatch(/activated/);
+
+      // A dashboard user: the password from the flag, or piped in (a terminal would be asked).
+      const user = runKosh(
+        [
+          'users',
+          'create',
+          '--account',
+          created.account_id,
+          '--email',
+          'Owner@Acme.example',
+          '--password',
+          'a long passphrase',
+          '--json',
+        ],
+        { KOSH_DATA_DIR: dir },
+      );
+      expect(await user.exited).toBe(0);
+      expect(JSON.parse(user.output().trim().split('\n').pop()!)).toMatchObject({
+        user_id: expect.stringMatching(/^usr_/),
+        account_id: created.account_id,
+        email: 'owner@acme.example',
+      });
+      const piped = runKosh(
+        ['users', 'create', '--account', created.account_id, '--email', 'clerk@acme.example', '--json'],
+        {
+          KOSH_DATA_DIR: dir,
+        },
+        'another long passphrase\n',
+      );
+      expect(await piped.exited).toBe(0);
+      const short = runKosh(
+        [
+          'users',
+          'create',
+          '--account',
+          created.account_id,
+          '--email',
+          'x@acme.example',
+          '--password',
+          'short',
+        ],
+        {
+          KOSH_DATA_DIR: dir,
+        },
+      );
+      expect(await short.exited).toBe(1);
+      expect(short.output()).toMatch(/password must be 12 to 256 characters/);
+      const taken = runKosh(
+        [
+          'users',
+          'create',
+          '--account',
+          created.account_id,
+          '--email',
+          'owner@acme.example',
+          '--password',
+          'a long passphrase',
+        ],
+        {
+          KOSH_DATA_DIR: dir,
+        },
+      );
+      expect(await taken.exited).toBe(1);
+      expect(taken.output()).toMatch(/already exists/);
     });
   });
 

@@ -242,7 +242,13 @@ export function createAccountsService(deps: {
      * On an empty database: a sandbox partner and a sandbox merchant it owns, each with a test key.
      * Returns their credentials, or undefined when the database already has accounts.
      */
-    async bootstrapSandbox(): Promise<{ merchant: Credentials; partner: Credentials } | undefined> {
+    /**
+     * The sandbox's partner and merchant with a test key each, on an empty database only; `extra`
+     * runs in the same transaction (the sandbox's dashboard users), so a crash leaves all or none.
+     */
+    async bootstrapSandbox(
+      extra?: (tx: Queryable, accounts: { merchantId: string; partnerId: string }) => Promise<void>,
+    ): Promise<{ merchant: Credentials; partner: Credentials } | undefined> {
       return db.transaction(async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK_ID]);
         if ((await repo.countAccounts(tx)) > 0) return undefined;
@@ -253,6 +259,7 @@ export function createAccountsService(deps: {
           partnerId: partner.id,
           sandbox: true,
         });
+        await extra?.(tx, { merchantId: merchant.id, partnerId: partner.id });
         return {
           merchant: await createKey(tx, merchant.id, 'test'),
           partner: await createKey(tx, partner.id, 'test'),
