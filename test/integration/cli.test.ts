@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DashboardClient } from '../helpers/dashboard-client.js';
 import { createEmptyPostgresDatabase } from '../helpers/databases.js';
 import { freePort, type KoshProcess, runKosh } from '../helpers/process.js';
 
@@ -16,20 +17,6 @@ interface SandboxAccount {
 interface SandboxCredentials {
   merchant: SandboxAccount;
   partner: SandboxAccount;
-}
-
-/** Logs in to the dashboard the way its login form does; answers the status and the session cookie. */
-async function dashboardLogin(url: string, login: { email: string; password: string }) {
-  const form = await fetch(`${url}/dashboard/login/`);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
-  const cookie = (form.headers.get('set-cookie') ?? '').split(';')[0] as string;
-  const response = await fetch(`${url}/dashboard/login/`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({ csrf, email: login.email, password: login.password }).toString(),
-  });
-  return { status: response.status, session: response.headers.get('set-cookie') ?? '' };
 }
 
 function authHeader(credentials: { api_key: string; secret_key: string }): string {
@@ -83,14 +70,13 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       for (const account of [credentials.merchant, credentials.partner]) {
         expect(Object.keys(account.dashboard).sort()).toEqual(['email', 'password']);
         expect(first.process.output()).toContain(account.dashboard.password);
-        const login = await dashboardLogin(first.url, account.dashboard);
+        const login = await DashboardClient.login(first.url, account.dashboard);
         expect(login.status).toBe(303);
-        expect(login.session).toMatch(/^kosh_session=.+HttpOnly; SameSite=Strict/);
+        expect(login.setCookie).toMatch(/^kosh_session=.+HttpOnly; SameSite=Strict/);
+        expect((await login.client.get('/dashboard/')).body).toContain(account.account_id);
       }
-      expect(
-        (await dashboardLogin(first.url, { ...credentials.merchant.dashboard, password: 'wrong password!' }))
-          .status,
-      ).toBe(401);
+      const wrong = { ...credentials.merchant.dashboard, password: 'wrong password!' };
+      expect((await DashboardClient.login(first.url, wrong)).status).toBe(401);
 
       const created = await fetch(`${first.url}/v1/orders/`, {
         method: 'POST',

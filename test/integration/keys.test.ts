@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardClient } from '../helpers/dashboard-client.js';
 import { createEmptyPostgresDatabase } from '../helpers/databases.js';
 import { basicAuth, describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { proprietorBody } from '../helpers/onboarding.js';
@@ -189,10 +190,10 @@ describe('a revoked key on a two-worker PostgreSQL server', () => {
     const { merchant } = JSON.parse(fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'));
     const auth = basicAuth(merchant);
     // A fresh connection per request, so both workers answer and cache the key (30 s by default).
-    const ask = async () =>
-      (await fetch(`${base}/v1/payments/methods/`, { headers: { authorization: auth, connection: 'close' } }))
+    const ask = async (key: string) =>
+      (await fetch(`${base}/v1/payments/methods/`, { headers: { authorization: key, connection: 'close' } }))
         .status;
-    const answers = await Promise.all(Array.from({ length: 40 }, ask));
+    const answers = await Promise.all(Array.from({ length: 40 }, () => ask(auth)));
     expect(new Set(answers)).toEqual(new Set([200]));
     const revoked = await fetch(`${base}/v1/keys/${merchant.api_key}/`, {
       method: 'DELETE',
@@ -200,11 +201,30 @@ describe('a revoked key on a two-worker PostgreSQL server', () => {
     });
     expect(revoked.status).toBe(200);
     // The other worker hears of it from the database's notification, not from its cache's TTL.
-    const deadline = Date.now() + 2_000;
-    let after: number[] = [];
-    do {
-      after = await Promise.all(Array.from({ length: 40 }, ask));
-    } while (after.some((code) => code !== 401) && Date.now() < deadline);
-    expect(new Set(after)).toEqual(new Set([401]));
+    const refusedEverywhere = async (key: string) => {
+      const deadline = Date.now() + 2_000;
+      let after: number[] = [];
+      do {
+        after = await Promise.all(Array.from({ length: 40 }, () => ask(key)));
+      } while (after.some((code) => code !== 401) && Date.now() < deadline);
+      return new Set(after);
+    };
+    expect(await refusedEverywhere(auth)).toEqual(new Set([401]));
+
+    // The same through the dashboard: a key created there, cached by both workers, revoked there.
+    const { client, status } = await DashboardClient.login(base, merchant.dashboard);
+    expect(status).toBe(303);
+    await client.get('/dashboard/keys/');
+    const created = await client.post('/dashboard/keys/');
+    const page = await created.text();
+    const fresh = basicAuth({
+      api_key: /Key (key_test_\w+) created/.exec(page)?.[1] as string,
+      secret_key: /data-secret>(sk_test_[^<]+)</.exec(page)?.[1] as string,
+    });
+    expect(new Set(await Promise.all(Array.from({ length: 40 }, () => ask(fresh))))).toEqual(new Set([200]));
+    const apiKey = /Key (key_test_\w+) created/.exec(page)?.[1] as string;
+    const revokedThere = await client.post(`/dashboard/keys/${apiKey}/revoke/`);
+    expect(revokedThere.status).toBe(303);
+    expect(await refusedEverywhere(fresh)).toEqual(new Set([401]));
   }, 150_000);
 });
