@@ -2,7 +2,7 @@
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { runPrimary } from './cli/cluster.js';
-import { SANDBOX_LOGINS, sandboxBanner, writeSandboxCredentials } from './cli/sandbox-credentials.js';
+import { bootstrapSandbox, sandboxBanner } from './cli/sandbox-credentials.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, type ConfigOverrides, loadConfig } from './config.js';
 import { type Container, createContainer, openDatabase } from './container.js';
@@ -14,7 +14,6 @@ import { buildServer } from './http/server.js';
 import { backgroundJobs } from './jobs/jobs.js';
 import { startJobs } from './jobs/runner.js';
 import { createLogger } from './log.js';
-import { newPassword } from './modules/dashboard/passwords.js';
 import { sealSecrets } from './security/sealed-columns.js';
 
 const USAGE = `Usage: kosh <command> [options]
@@ -133,24 +132,10 @@ function required(value: string | undefined, flag: string): string {
 
 /** First start on an empty database: the sandbox accounts, their credentials printed once. */
 async function bootstrap(container: Container): Promise<void> {
-  const { config } = container;
-  if (!config.sandboxBootstrap) return;
-  const { accounts, dashboardUsers } = container.services;
-  const logins = {
-    merchant: { email: SANDBOX_LOGINS.merchant, password: newPassword() },
-    partner: { email: SANDBOX_LOGINS.partner, password: newPassword() },
-  };
-  const keys = await accounts.bootstrapSandbox(async (tx, created) => {
-    await dashboardUsers.createUser({ accountId: created.merchantId, ...logins.merchant }, tx);
-    await dashboardUsers.createUser({ accountId: created.partnerId, ...logins.partner }, tx);
-  });
-  if (keys) {
-    const credentials = {
-      merchant: { ...keys.merchant, dashboard: logins.merchant },
-      partner: { ...keys.partner, dashboard: logins.partner },
-    };
-    const file = writeSandboxCredentials(config.dataDir, credentials);
-    process.stdout.write(`${sandboxBanner(credentials, file, config.publicUrl)}\n`);
+  if (!container.config.sandboxBootstrap) return;
+  const created = await bootstrapSandbox(container);
+  if (created) {
+    process.stdout.write(`${sandboxBanner(created.credentials, created.file, container.config.publicUrl)}\n`);
   }
 }
 

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Container } from '../container.js';
 import type { Credentials } from '../modules/accounts/accounts.service.js';
+import { newPassword } from '../modules/dashboard/passwords.js';
 
 export const CREDENTIALS_FILE = 'sandbox-credentials.json';
 
@@ -9,6 +11,31 @@ export const SANDBOX_LOGINS = { merchant: 'merchant@sandbox.example', partner: '
 
 export interface SandboxAccount extends Credentials {
   dashboard: { email: string; password: string };
+}
+
+/**
+ * First start on an empty database: the sandbox partner and merchant, a test key and a dashboard
+ * login each (one transaction), written to sandbox-credentials.json in the data folder. Undefined
+ * when the database already has accounts.
+ */
+export async function bootstrapSandbox(
+  container: Container,
+): Promise<{ credentials: { merchant: SandboxAccount; partner: SandboxAccount }; file: string } | undefined> {
+  const { accounts, dashboardUsers } = container.services;
+  const logins = {
+    merchant: { email: SANDBOX_LOGINS.merchant, password: newPassword() },
+    partner: { email: SANDBOX_LOGINS.partner, password: newPassword() },
+  };
+  const keys = await accounts.bootstrapSandbox(async (tx, created) => {
+    await dashboardUsers.createUser({ accountId: created.merchantId, ...logins.merchant }, tx);
+    await dashboardUsers.createUser({ accountId: created.partnerId, ...logins.partner }, tx);
+  });
+  if (!keys) return undefined;
+  const credentials = {
+    merchant: { ...keys.merchant, dashboard: logins.merchant },
+    partner: { ...keys.partner, dashboard: logins.partner },
+  };
+  return { credentials, file: writeSandboxCredentials(container.config.dataDir, credentials) };
 }
 
 /** Writes the first-start credentials where a newcomer or a script can read them (owner-only). */

@@ -23,11 +23,11 @@ nav.main{display:flex;flex-wrap:wrap;gap:.25rem;padding:.4rem 1rem;background:va
 nav.main a{padding:.35rem .6rem;border-radius:.3rem;text-decoration:none;color:var(--ink)}
 nav.main a[aria-current=page]{background:#e6ebf7;color:var(--brand);font-weight:600}
 main{padding:1rem;max-width:75rem;margin:0 auto}
-h1{font-size:1.35rem;margin:.5rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .6rem}
+h1{font-size:1.35rem;margin:.5rem 0 1rem;overflow-wrap:anywhere}h2{font-size:1.1rem;margin:1.5rem 0 .6rem}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.75rem}
 .card{background:var(--card);border:1px solid var(--line);border-radius:.5rem;padding:.9rem}
 .card .label{color:var(--muted);font-size:.85rem}.card .value{font-size:1.35rem;font-weight:700}
-.table-wrap{overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:.5rem}
+.table-wrap{position:relative;overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:.5rem}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.5rem .7rem;border-bottom:1px solid var(--line);white-space:nowrap;font-size:.9rem}
 th{color:var(--muted);font-weight:600;background:#fafbfc}
@@ -46,7 +46,7 @@ form.inline{display:inline}
 .notice{padding:.7rem .9rem;border-radius:.4rem;margin:0 0 1rem;background:#e6ebf7;border:1px solid #c6d1ee}
 .notice.error{background:#fbe0dc;border-color:#f1b9b0}
 .secret{font-family:ui-monospace,monospace;overflow-wrap:anywhere;background:#fff;padding:.3rem;border:1px dashed #b9c0cc;display:block;margin-top:.3rem}
-.mono{font-family:ui-monospace,monospace;font-size:.85rem}
+.mono{font-family:ui-monospace,monospace;font-size:.85rem;overflow-wrap:anywhere}
 .muted{color:var(--muted)}
 .pager{display:flex;gap:.5rem;margin-top:.8rem}
 .timeline{list-style:none;padding:0;margin:0;background:var(--card);border:1px solid var(--line);border-radius:.5rem}

@@ -738,9 +738,17 @@ export function registerDashboardRoutes(app: App, deps: DashboardDeps): void {
       const session = of(request);
       partnerOnly(session);
       const merchant = await services.merchants.get(session.principal, request.params.id);
+      const [documents, vpas] = await Promise.all([
+        services.documents.list(session.principal, merchant.id, { limit: 100 }),
+        services.vpas.list(session.principal, merchant.id, { limit: 100 }),
+      ]);
       return sendPage(
         reply,
-        page(session, { title: merchant.display_name, section: '/' }, merchantContent(merchant)),
+        page(
+          session,
+          { title: merchant.display_name, section: '/' },
+          merchantContent(merchant, documents.data, vpas.data),
+        ),
       );
     },
   );

@@ -1,4 +1,5 @@
 import type { Page as ListPage } from '../../domain/pagination.js';
+import type { KycDocument } from '../merchants/documents.service.js';
 import type { Merchant } from '../merchants/merchants.schemas.js';
 import type { Order } from '../orders/orders.schemas.js';
 import type { Payment } from '../payments/payments.schemas.js';
@@ -46,7 +47,9 @@ function table(headings: (string | [string, 'num'])[], rows: Html[], empty: stri
       ? html`<th scope="col" class="num">${heading[0]}</th>`
       : html`<th scope="col">${heading}</th>`,
   );
-  return html`<div class="table-wrap"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  const label = Array.isArray(headings[0]) ? headings[0][0] : headings[0];
+  // A region that scrolls sideways on a narrow screen: focusable, so a keyboard can scroll it.
+  return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${label} table"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 /** "Next page" keeps the filters and moves the cursor. */
@@ -340,14 +343,58 @@ export function merchantsContent(list: ListPage<Merchant>): Html {
 ${pager(list, '/', {})}`;
 }
 
-export function merchantContent(merchant: Merchant): Html {
-  const details = Object.entries(merchant as unknown as Record<string, unknown>).filter(
-    ([key]) => !['id', 'entity', 'display_name', 'status'].includes(key),
-  );
+export function merchantContent(
+  merchant: Merchant,
+  documents: KycDocument[],
+  vpas: { id: string; address: string; status: string; created_at: number }[],
+): Html {
+  const bank = merchant.bank_account;
+  const address = Object.values(merchant.address).filter(Boolean).join(', ');
+  const due = merchant.requirements.currently_due;
   return html`<dl class="fields">
   ${field('ID', html`<span class="mono">${merchant.id}</span>`)}
-  ${field('Name', merchant.display_name)}
   ${field('Status', badge(merchant.status))}
-  ${details.map(([key, value]) => field(key, typeof value === 'object' && value !== null ? JSON.stringify(value) : (value as string)))}
-</dl>`;
+  ${field('Legal name', merchant.legal_name)}
+  ${field('Display name', merchant.display_name)}
+  ${field('Email', merchant.email)}
+  ${field('Contact', merchant.contact)}
+  ${field('Business', `${merchant.business_type} · ${merchant.business_category} / ${merchant.business_subcategory}`)}
+  ${field('Website', merchant.website)}
+  ${field('Address', address)}
+  ${field('PAN', merchant.pan)}
+  ${field('GSTIN', merchant.gstin)}
+  ${field(
+    'Bank account',
+    bank
+      ? html`${bank.account_number} · ${bank.ifsc} · ${bank.bank_name} (${bank.beneficiary_name}) ${badge(bank.status)}`
+      : null,
+  )}
+  ${field('Still needed', due.length ? html`<ul>${due.map((item) => html`<li>${item}</li>`)}</ul>` : 'nothing')}
+  ${field(
+    'Problems',
+    merchant.requirements.errors.length
+      ? html`<ul>${merchant.requirements.errors.map((error) => html`<li>${error.requirement}: ${error.reason}</li>`)}</ul>`
+      : null,
+  )}
+  ${field('Activated', when(merchant.activated_at))}
+  ${field('Created', when(merchant.created_at))}
+</dl>
+<h2>KYC documents</h2>
+${table(
+  ['Document', 'Type', 'Status', 'File', 'Uploaded'],
+  documents.map(
+    (doc) =>
+      html`<tr><td class="mono">${doc.id}</td><td>${doc.document_type}</td><td>${badge(doc.status)}</td><td>${doc.file_name}</td><td>${when(doc.created_at)}</td></tr>`,
+  ),
+  'No documents uploaded yet.',
+)}
+<h2>VPAs</h2>
+${table(
+  ['VPA', 'Address', 'Status', 'Created'],
+  vpas.map(
+    (vpa) =>
+      html`<tr><td class="mono">${vpa.id}</td><td class="mono">${vpa.address}</td><td>${badge(vpa.status)}</td><td>${when(vpa.created_at)}</td></tr>`,
+  ),
+  'No VPAs yet.',
+)}`;
 }
