@@ -233,6 +233,14 @@ for (const kind of DATABASE_KINDS) {
         await page.waitForURL(`${base}/dashboard/${name}/`);
         await check(name);
       }
+      // Resend from the webhooks page: one more attempt to that endpoint.
+      await drain(harness);
+      await page.click('nav >> text=Webhooks');
+      const before = receiver.received.length;
+      await page.locator('tr[data-delivery] button:has-text("Resend")').first().click();
+      await page.waitForURL(`${base}/dashboard/webhooks/?done=resent`);
+      await drain(harness);
+      expect(receiver.received.length).toBe(before + 1);
       await page.click('nav >> text=Orders');
       await page.click('tbody a >> nth=0');
       await expect(page.locator('h1').textContent()).resolves.toMatch(/^Order order_/);

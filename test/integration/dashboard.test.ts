@@ -426,4 +426,46 @@ describeEachDatabase('dashboard', (harness) => {
     replay.cookies.set('kosh_session', token);
     expect((await replay.request('GET', '/dashboard/')).statusCode).toBe(303);
   });
+
+  it('answers a page of a 10,000-payment account as fast as a small one: lists are paged, never loaded whole', async () => {
+    const shop = await harness().merchant('Busy Shop');
+    const visitor = await signedIn(shop);
+    const { paymentId } = await createPayment(harness(), shop);
+    await choose(harness(), paymentId, await openPage(harness(), paymentId), 'failure');
+    // 9,999 more failed payments like it (ids sort after it), written in one statement.
+    await harness().container.db.query(
+      `INSERT INTO payments
+       SELECT (jsonb_populate_record(null::payments, to_jsonb(p) || jsonb_build_object(
+                 'id', 'pay_' || lpad(n::text, 26, '0'),
+                 'created_at', p.created_at + make_interval(secs => n)))).*
+         FROM payments p, generate_series(1, 9999) n WHERE p.id = $1`,
+      [paymentId],
+    );
+    const timed = async (url: string) => {
+      harness().queries.trips.length = 0;
+      const started = performance.now();
+      const response = await visitor.request('GET', url);
+      const ms = performance.now() - started;
+      expect(response.statusCode, `${url}: ${response.body.slice(0, 300)}`).toBe(200);
+      return { ms, response, trips: harness().queries.trips.length };
+    };
+    // Warm: plans and caches, as on a server that has been serving.
+    await timed('/dashboard/payments/');
+    for (const url of [
+      '/dashboard/payments/',
+      '/dashboard/',
+      '/dashboard/payments/?status=failed&method=netbanking',
+    ]) {
+      const { ms, response, trips } = await timed(url);
+      process.stdout.write(
+        `[dashboard] ${harness().kind} ${url} with 10,000 payments: ${ms.toFixed(0)} ms, ${trips} queries\n`,
+      );
+      expect(ms, url).toBeLessThan(1_000);
+      expect(trips, url).toBeLessThanOrEqual(4);
+      if (url.startsWith('/dashboard/payments/')) {
+        expect(response.body.match(/<tr>/g)).toHaveLength(26); // the heading and one page of 25
+        expect(response.body).toContain('Next page');
+      }
+    }
+  });
 });

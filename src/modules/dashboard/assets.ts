@@ -16,7 +16,7 @@ header.top{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;justify
 .mode{display:inline-flex;gap:.25rem;align-items:center}
 .badge{display:inline-block;padding:.1rem .5rem;border-radius:1rem;font-size:.8rem;font-weight:600;background:#e8ebf2}
 .badge.test{background:#fff1cc;color:#6b4a00}.badge.live{background:#d8f2e2;color:#0f5130}
-.badge.captured,.badge.processed,.badge.paid,.badge.activated,.badge.active{background:#d8f2e2;color:#0f5130}
+.badge.captured,.badge.succeeded,.badge.processed,.badge.paid,.badge.activated,.badge.active{background:#d8f2e2;color:#0f5130}
 .badge.failed,.badge.revoked,.badge.suspended{background:#fbe0dc;color:#7d1d12}
 .badge.pending,.badge.created,.badge.attempted,.badge.under_review,.badge.expiring{background:#fff1cc;color:#6b4a00}
 nav.main{display:flex;flex-wrap:wrap;gap:.25rem;padding:.4rem 1rem;background:var(--card);border-bottom:1px solid var(--line)}

@@ -457,16 +457,24 @@ export function registerDashboardRoutes(app: App, deps: DashboardDeps): void {
 
   app.post(
     `${DASHBOARD}/events/:id/resend/`,
-    { ...route, schema: { ...hidden, params: IdParams, body: form({ payment_id: text(100) }) } },
+    {
+      ...route,
+      schema: {
+        ...hidden,
+        params: IdParams,
+        // endpoint_id: only to that endpoint (the webhooks page); otherwise to every endpoint taking it.
+        body: form({ endpoint_id: text(100), back: Type.Optional(Type.Literal('webhooks')) }),
+      },
+    },
     async (request, reply) => {
       const session = of(request);
       merchantOnly(session);
       const event = await services.events.get(session.principal, request.params.id);
-      await services.webhooks.redeliver(session.principal, event, undefined);
+      await services.webhooks.redeliver(session.principal, event, request.body.endpoint_id || undefined);
       const paymentId = (event.data as { payment?: { id?: string } }).payment?.id;
       return seeOther(
         reply,
-        paymentId
+        paymentId && request.body.back !== 'webhooks'
           ? `${DASHBOARD}/payments/${encodeURIComponent(paymentId)}/?done=resent`
           : `${DASHBOARD}/webhooks/?done=resent`,
       );

@@ -149,7 +149,7 @@ export function paymentContent(
           html` · ${attempt.status_code ?? attempt.error ?? 'no answer'} (${attempt.latency_ms} ms)`,
       )}</li>`,
   )}${event.deliveries.length === 0 ? html`<li class="muted">No deliveries (no endpoint takes this event).</li>` : ''}</ul>
-  <form class="inline" method="post" action="${DASHBOARD}/events/${event.id}/resend/">${csrfField(session)}<input type="hidden" name="payment_id" value="${payment.id}"><button class="secondary">Resend</button></form>
+  <form class="inline" method="post" action="${DASHBOARD}/events/${event.id}/resend/">${csrfField(session)}<button class="secondary">Resend</button></form>
 </li>`,
   );
   const refundRows = refunds.map(
@@ -277,10 +277,14 @@ export function webhooksContent(
     <form class="inline" method="post" action="${DASHBOARD}/webhooks/${endpoint.id}/${endpoint.enabled ? 'disable' : 'enable'}/">${csrfField(session)}<button class="secondary">${endpoint.enabled ? 'Disable' : 'Enable'}</button></form>
   </div>
   ${table(
-    ['Delivery', 'Event', 'Status', 'Attempts', 'Last attempt'],
+    ['Delivery', 'Event', 'Status', 'Attempts', 'Last attempt', 'Action'],
     endpoint.deliveries.map(
       (delivery) =>
-        html`<tr><td class="mono">${delivery.id}</td><td class="mono">${delivery.event_id}</td><td>${badge(delivery.status)}</td><td>${delivery.attempt_count}</td><td>${when(delivery.last_attempt_at)}</td></tr>`,
+        html`<tr data-delivery="${delivery.id}"><td class="mono">${delivery.id}</td><td class="mono">${delivery.event_id}</td><td>${badge(delivery.status)}</td><td>${delivery.attempt_count}</td><td>${when(delivery.last_attempt_at)}</td><td>${
+          endpoint.enabled
+            ? html`<form class="inline" method="post" action="${DASHBOARD}/events/${delivery.event_id}/resend/">${csrfField(session)}<input type="hidden" name="endpoint_id" value="${endpoint.id}"><input type="hidden" name="back" value="webhooks"><button class="secondary">Resend</button></form>`
+            : ''
+        }</td></tr>`,
     ),
     'No deliveries yet.',
   )}
