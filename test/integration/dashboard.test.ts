@@ -1,7 +1,13 @@
 import type { LightMyRequestResponse } from 'fastify';
 import qs from 'qs';
 import { beforeAll, expect, it } from 'vitest';
-import { basicAuth, describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
+import {
+  basicAuth,
+  createHarness,
+  describeEachDatabase,
+  type Harness,
+  type TestAccount,
+} from '../helpers/harness.js';
 import { proprietorBody } from '../helpers/onboarding.js';
 import { choose, createOrder, createPayment, openPage } from '../helpers/payments.js';
 import { drain } from '../helpers/webhook-events.js';
@@ -466,6 +472,57 @@ describeEachDatabase('dashboard', (harness) => {
         expect(response.body.match(/<tr>/g)).toHaveLength(26); // the heading and one page of 25
         expect(response.body).toContain('Next page');
       }
+    }
+  });
+
+  it('shows no secret on any page: API secret keys and webhook secrets appear only in the answer that issued them', async () => {
+    const shop = await harness().merchant('Secret Shop');
+    const visitor = await signedIn(shop);
+    const endpoint = await harness().request('POST', '/v1/webhooks/', {
+      auth: shop,
+      json: { url: 'http://127.0.0.1:9/secret-shop' },
+    });
+    expect(endpoint.statusCode, endpoint.body).toBe(200);
+    const secrets = [shop.credentials.secret_key, endpoint.json().data.secret as string];
+    const { paymentId, orderId } = await captured(shop);
+    const pages = [
+      '/dashboard/',
+      '/dashboard/payments/',
+      `/dashboard/payments/${paymentId}/`,
+      '/dashboard/orders/',
+      `/dashboard/orders/${orderId}/`,
+      '/dashboard/refunds/',
+      '/dashboard/webhooks/',
+      '/dashboard/keys/',
+      '/dashboard/settings/',
+      '/dashboard/payments/export.csv',
+    ];
+    for (const path of pages) {
+      const response = await visitor.request('GET', path);
+      expect(response.statusCode, path).toBe(200);
+      for (const secret of secrets) expect(response.body, path).not.toContain(secret);
+      expect(response.body, path).not.toMatch(/sk_(test|live)_|whsec_/);
+    }
+  });
+
+  it('marks the session cookie Secure when Kosh is served over https', async () => {
+    const secure = await createHarness(harness().kind, { KOSH_PUBLIC_URL: 'https://pay.example' });
+    try {
+      const shop = await secure.merchant('Https Shop');
+      await secure.container.services.dashboardUsers.createUser({
+        accountId: shop.id,
+        email: 'owner@https.example',
+        password: PASSWORD,
+      });
+      const visitor = new Visitor(() => secure);
+      const response = await visitor.login('owner@https.example');
+      expect(response.statusCode).toBe(303);
+      const cookies = [response.headers['set-cookie']].flat();
+      expect(cookies.find((line) => line?.startsWith('kosh_session='))).toMatch(
+        /; HttpOnly; SameSite=Strict; Secure$/,
+      );
+    } finally {
+      await secure.close();
     }
   });
 });
