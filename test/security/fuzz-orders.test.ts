@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
-import { anyNumber, anyText, anyValue, encodings, FUZZ_RUNS, fuzzRoute, shortText } from './fuzz.js';
+import {
+  anyNumber,
+  anyText,
+  anyValue,
+  encodings,
+  FUZZ_RUNS,
+  fuzzRoute,
+  shortText,
+  tenantDigest,
+} from './fuzz.js';
 
 /** Valid order bodies, with every optional field sometimes present. */
 const validOrder = fc.record(
@@ -73,6 +82,42 @@ describeEachDatabase('security: fuzzing orders', (harness) => {
   let merchant: TestAccount;
   beforeAll(async () => {
     merchant = await harness().merchant('Fuzz');
+  });
+
+  it('the tenant digest changes with every committed write to the account (or its merchants) and with no rolled-back one', async () => {
+    const h = harness();
+    const partner = await h.partner('Digest Partner');
+    const shop = await h.merchant('Digest Shop', { partnerId: partner.id });
+    const bystander = await h.merchant('Bystander');
+    const digests = async () => [await tenantDigest(h, shop.id), await tenantDigest(h, partner.id)];
+    const first = await digests();
+    const created = await h.request('POST', '/v1/orders/', {
+      auth: shop,
+      json: { amount: 500, currency: 'INR' },
+    });
+    expect(created.statusCode).toBe(200);
+    const afterInsert = await digests();
+    expect(afterInsert[0]).not.toBe(first[0]);
+    expect(afterInsert[1]).not.toBe(first[1]);
+    const id = created.json().data.id as string;
+    // The same value written again is a write too.
+    await h.container.db.query('UPDATE orders SET receipt = receipt WHERE id = $1', [id]);
+    const afterUpdate = await digests();
+    expect(afterUpdate[0]).not.toBe(afterInsert[0]);
+    // A write rolled back leaves no trace.
+    await expect(
+      h.container.db.transaction(async (tx) => {
+        await tx.query('DELETE FROM orders WHERE id = $1', [id]);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await digests()).toEqual(afterUpdate);
+    await h.container.db.query('DELETE FROM orders WHERE id = $1', [id]);
+    expect((await digests())[0]).not.toBe(afterUpdate[0]);
+    // Another account's writes are not this one's.
+    const before = await digests();
+    await h.request('POST', '/v1/orders/', { auth: bystander, json: { amount: 500, currency: 'INR' } });
+    expect(await digests()).toEqual(before);
   });
 
   it(`POST /v1/orders/: ${FUZZ_RUNS} generated requests, JSON and form`, async () => {
