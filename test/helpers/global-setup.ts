@@ -6,6 +6,7 @@ import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
+import buildService from '../faults/support/build.js';
 
 /**
  * Once per run: a migrated PostgreSQL template database (each test file clones it) and a migrated
@@ -22,6 +23,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // Tests that start `kosh` processes run the compiled service: a plain `node` start, not a
+  // TypeScript loader in every process.
+  buildService();
   const template = `kosh_tpl_${process.pid}_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
   try {

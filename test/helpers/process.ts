@@ -4,7 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const MAIN = path.join(ROOT, 'src/main.ts');
+/** The compiled service (the suite's global setup builds it): a process starts with plain `node`. */
+export const MAIN = path.join(ROOT, 'dist/src/main.js');
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -30,7 +31,7 @@ export interface KoshProcess {
 /** Runs the `kosh` command from source, as `npx tsx src/main.ts …` would. */
 /** Starts `kosh ARGS…`; `input`, when given, is its standard input (as a pipe, not a terminal). */
 export function runKosh(args: string[], env: Record<string, string>, input?: string): KoshProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const child = spawn(process.execPath, [MAIN, ...args], {
     cwd: ROOT,
     env: { ...process.env, KOSH_LOG_LEVEL: 'info', ...env },
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

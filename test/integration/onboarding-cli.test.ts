@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { BANK, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
+import { MAIN } from '../helpers/process.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -27,7 +28,7 @@ describe('kosh merchant activate|clarify|suspend', () => {
     try {
       const { stdout } = await run(
         process.execPath,
-        ['--import', 'tsx', 'src/main.ts', ...args, '--database-url', url, '--data-dir', dataDir],
+        [MAIN, ...args, '--database-url', url, '--data-dir', dataDir],
         {
           cwd: ROOT,
           env: {

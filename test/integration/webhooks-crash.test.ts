@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Db } from '../../src/db/db.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { MAIN } from '../helpers/process.js';
 import { recordEvent } from '../helpers/webhook-events.js';
 import { TestReceiver } from '../helpers/webhook-receiver.js';
 
@@ -14,7 +15,7 @@ let receiver: TestReceiver;
 const children: ChildProcess[] = [];
 
 function startWorker(databaseUrl: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
+  const child = spawn(process.execPath, [MAIN, 'worker'], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
