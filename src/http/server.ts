@@ -211,9 +211,9 @@ export async function buildServer(container: Container): Promise<App> {
   registerRefundRoutes(app, scoped('refunds'));
   registerDashboardRoutes(app, {
     services,
-    users: services.dashboardUsers,
     publicUrl: config.publicUrl,
     sessionIdleSeconds: config.dashboard.idleSeconds,
+    now: () => container.clock.now(),
   });
   registerConnectorAccountRoutes(app, scoped('connectorAccounts'));
   registerKeyRoutes(app, {

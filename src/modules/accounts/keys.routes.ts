@@ -24,7 +24,7 @@ export const ApiKey = Type.Object({
   expires_at: Type.Union([Type.Integer(), Type.Null()], { description: 'A rolled key stops at this time' }),
   revoked_at: Type.Union([Type.Integer(), Type.Null()]),
 });
-type ApiKey = Static<typeof ApiKey>;
+export type ApiKey = Static<typeof ApiKey>;
 
 const RollBody = Type.Object(
   {

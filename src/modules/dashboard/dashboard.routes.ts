@@ -7,6 +7,7 @@ import type { Page as ListPage } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/principal.js';
 import type { App } from '../../http/app-types.js';
 import { toKoshError } from '../../http/errors.js';
+import { toApiKey } from '../accounts/keys.routes.js';
 import type { Payment, PaymentListQuery } from '../payments/payments.schemas.js';
 import { STYLESHEET_NAME, stylesheet } from './assets.js';
 import { paymentsCsv } from './csv.js';
@@ -27,7 +28,7 @@ import {
   settingsContent,
   webhooksContent,
 } from './pages.js';
-import type { DashboardSession, DashboardUsers } from './users.service.js';
+import type { DashboardSession } from './users.service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -189,9 +190,10 @@ const EXPORT_LIMIT = 10_000;
 
 export interface DashboardDeps {
   services: Services;
-  users: DashboardUsers;
   publicUrl: string;
   sessionIdleSeconds: number;
+  /** The service's clock (key statuses: expiring, expired). */
+  now(): Date;
 }
 
 /**
@@ -199,7 +201,8 @@ export interface DashboardDeps {
  * changing data only through the same services (and the same account and mode scoping) as the API.
  */
 export function registerDashboardRoutes(app: App, deps: DashboardDeps): void {
-  const { services, users } = deps;
+  const { services } = deps;
+  const users = services.dashboardUsers;
   const secure = new URL(deps.publicUrl).protocol === 'https:';
   const sessionCookie = (token: string, maxAgeSeconds = deps.sessionIdleSeconds) =>
     cookie(SESSION_COOKIE, token, { secure, maxAgeSeconds });
@@ -633,20 +636,9 @@ export function registerDashboardRoutes(app: App, deps: DashboardDeps): void {
   }
 
   const keysPage = async (session: DashboardSession, shown?: Notice) => {
-    const now = new Date();
-    const keys = (await services.accounts.listKeys(session.user.account_id, session.mode)).map((row) => ({
-      api_key: row.api_key,
-      mode: row.mode,
-      status: row.revoked_at
-        ? 'revoked'
-        : row.expires_at && row.expires_at <= now
-          ? 'expired'
-          : row.expires_at
-            ? 'expiring'
-            : 'active',
-      created_at: Math.floor(row.created_at.getTime() / 1000),
-      expires_at: row.expires_at ? Math.floor(row.expires_at.getTime() / 1000) : null,
-    }));
+    const now = deps.now();
+    const rows = await services.accounts.listKeys(session.user.account_id, session.mode);
+    const keys = rows.map((row) => toApiKey(row, now));
     return page(session, { title: 'API keys', section: '/keys/', notice: shown }, keysContent(session, keys));
   };
 

@@ -1,4 +1,5 @@
 import type { Page as ListPage } from '../../domain/pagination.js';
+import type { ApiKey } from '../accounts/keys.routes.js';
 import type { KycDocument } from '../merchants/documents.service.js';
 import type { Merchant } from '../merchants/merchants.schemas.js';
 import type { Order } from '../orders/orders.schemas.js';
@@ -8,14 +9,6 @@ import type { Delivery, Endpoint } from '../webhooks/webhooks.schemas.js';
 import { type Html, html, money, when } from './html.js';
 import { csrfField, DASHBOARD } from './layout.js';
 import type { DashboardSession } from './users.service.js';
-
-export interface ApiKeyView {
-  api_key: string;
-  mode: string;
-  status: string;
-  created_at: number;
-  expires_at: number | null;
-}
 
 export interface EventView {
   id: string;
@@ -298,7 +291,7 @@ export function webhooksContent(
 ${endpoints.length ? blocks : html`<p class="muted">No webhook endpoints yet.</p>`}`;
 }
 
-export function keysContent(session: DashboardSession, keys: ApiKeyView[]): Html {
+export function keysContent(session: DashboardSession, keys: ApiKey[]): Html {
   const rows = keys.map(
     (key) =>
       html`<tr data-key="${key.api_key}"><td class="mono">${key.api_key}</td><td>${badge(key.status)}</td><td>${when(key.created_at)}</td><td>${when(key.expires_at)}</td><td>${

@@ -212,13 +212,6 @@ export function createDashboardUsers(deps: {
     async logout(token: string): Promise<void> {
       await db.query('DELETE FROM dashboard_sessions WHERE token_hash = $1', [tokenHash(token)]);
     },
-
-    async usersOf(accountId: string): Promise<DashboardUser[]> {
-      return db.query<DashboardUser>(
-        'SELECT id, account_id, email, created_at FROM dashboard_users WHERE account_id = $1 ORDER BY email',
-        [accountId],
-      );
-    },
   };
 }
 
