@@ -91,12 +91,18 @@ export function createAccessLogger(main: Logger, options: { buffered?: boolean }
   if (options.buffered) {
     const destination = pino.destination({
       dest: 1,
-      sync: false,
+      // Synchronous chunks: an asynchronous write still in flight when the process exits is lost
+      // (flushing at exit writes only what is still buffered), and a later chunk would overtake it.
+      // One write per ~4 KB keeps the cost of writing synchronously small.
+      sync: true,
       minLength: ACCESS_CHUNK_BYTES - 96,
       maxWrite: ACCESS_CHUNK_BYTES,
       periodicFlush: 1000,
     });
-    return { logger: pino(settings, destination), flush: () => destination.flushSync() };
+    // Whatever is still buffered is written when the process exits, however it exits normally.
+    const flush = () => destination.flushSync();
+    process.once('exit', flush);
+    return { logger: pino(settings, destination), flush };
   }
   const destination = (main as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
   return { logger: pino(settings, destination), flush: () => {} };
