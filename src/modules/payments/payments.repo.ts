@@ -68,6 +68,7 @@ export interface CapturedDay {
   day: string;
   count: string;
   amount: string;
+  currency: string;
 }
 
 /** How many automatic refunds a payment owed back gets before an operator must act. */
@@ -320,18 +321,18 @@ export function createPaymentsRepo() {
     ): Promise<{ days: CapturedDay[]; failed: number; currency: string | null }> {
       const days = await db.query<CapturedDay>(
         `SELECT to_char(captured_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS count,
-                sum(amount) AS amount
+                sum(amount) AS amount, min(currency) AS currency
            FROM payments
           WHERE account_id = $1 AND mode = $2 AND status = 'captured' AND captured_at >= $3
           GROUP BY 1 ORDER BY 1`,
         [accountId, mode, since],
       );
-      const [other] = await db.query<{ failed: string; currency: string | null }>(
-        `SELECT count(*) FILTER (WHERE status = 'failed') AS failed, min(currency) AS currency
-           FROM payments WHERE account_id = $1 AND mode = $2 AND created_at >= $3`,
+      const [other] = await db.query<{ failed: string }>(
+        `SELECT count(*) AS failed FROM payments
+          WHERE account_id = $1 AND mode = $2 AND status = 'failed' AND created_at >= $3`,
         [accountId, mode, since],
       );
-      return { days, failed: Number(other?.failed ?? 0), currency: other?.currency ?? null };
+      return { days, failed: Number(other?.failed ?? 0), currency: days[0]?.currency ?? null };
     },
 
     /**
