@@ -14,6 +14,17 @@ export function registerFormParser(app: FastifyInstance): void {
   // text body into a confusing schema error instead of a clear 415.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(FORM_TYPE, { parseAs: 'string' }, (_request, body, done) => {
+    if (/^\s*[[{]/.test(body as string)) {
+      done(
+        new KoshError(
+          'invalid_body',
+          'The body looks like JSON but was sent as a form (Content-Type: application/x-www-form-urlencoded, ' +
+            "what curl -d sends by default): send it with the header 'Content-Type: application/json'.",
+        ),
+        undefined,
+      );
+      return;
+    }
     const forbidden = prototypeKey(body as string);
     if (forbidden) {
       done(new KoshError('unknown_field', `Unknown field '${forbidden}'.`, forbidden), undefined);

@@ -2,6 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorCode, KoshError } from '../domain/errors.js';
+import { errorDocUrl } from './error-docs.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The service's public base URL: errors link to their documentation under it. */
+    koshPublicUrl: string;
+  }
+}
 
 /** Fields a client may never set: Kosh owns them. Naming them gets `server_owned_field`, not `unknown_field`. */
 export const SERVER_OWNED_FIELDS = new Set([
@@ -27,15 +35,29 @@ export const SERVER_OWNED_FIELDS = new Set([
 ]);
 
 export interface ErrorBody {
-  error: { type: string; code: ErrorCode; message: string; field: string | null; request_id: string };
+  error: {
+    type: string;
+    code: ErrorCode;
+    message: string;
+    field: string | null;
+    request_id: string;
+    doc_url: string;
+  };
 }
 
-export function errorBody(error: KoshError, requestId: string): ErrorBody {
+export function errorBody(error: KoshError, requestId: string, publicUrl: string): ErrorBody {
   const entry = ERROR_CATALOGUE[error.code];
   // A 5xx never echoes an internal message, only the catalogue's text.
   const message = entry.status >= 500 && error.code === 'internal_error' ? entry.message : error.message;
   return {
-    error: { type: entry.type, code: error.code, message, field: error.field ?? null, request_id: requestId },
+    error: {
+      type: entry.type,
+      code: error.code,
+      message,
+      field: error.field ?? null,
+      request_id: requestId,
+      doc_url: errorDocUrl(publicUrl, error.code),
+    },
   };
 }
 
@@ -45,12 +67,13 @@ export function sendError(reply: FastifyReply, error: KoshError): FastifyReply {
   return reply
     .code(status)
     .type('application/json; charset=utf-8')
-    .send(errorBody(error, String(reply.request.id)));
+    .send(errorBody(error, String(reply.request.id), reply.server.koshPublicUrl));
 }
 
 interface AjvError {
   keyword: string;
   instancePath: string;
+  propertyName?: string;
   message?: string;
   params: Record<string, unknown>;
 }
@@ -88,18 +111,82 @@ export function validationError(errors: AjvError[], context: string): KoshError 
     return new KoshError('invalid_body', 'The request body must be an object.');
   }
   const field = fieldPath(first.instancePath);
-  const allowed = first.params.allowedValues;
+  // A key of an object that breaks the rule for keys (`propertyNames`): the validator reports the key.
   const detail =
-    first.keyword === 'propertyNames'
-      ? `has a key that ${first.message}`
-      : first.keyword === 'enum' && Array.isArray(allowed)
-        ? `must be one of ${allowed.map((value) => `'${value}'`).join(', ')}`
-        : first.message;
-  return new KoshError(
-    'invalid_field',
-    `The ${where} '${field}' ${detail ?? 'is invalid'}.`,
-    field || undefined,
-  );
+    first.propertyName === undefined
+      ? describeViolation(first)
+      : `has a key '${first.propertyName}' that ${describeViolation(first)}`;
+  return new KoshError('invalid_field', `The ${where} '${field}' ${detail}.`, field || undefined);
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  null: 'null',
+  object: 'an object',
+  array: 'an array',
+};
+
+function oneOf(words: string[]): string {
+  return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
+}
+
+/**
+ * A schema violation in Kosh's words: the validator's own wording ("must NOT have more than 40
+ * characters", "must be string,number,boolean,null") never reaches a caller.
+ */
+export function describeViolation(error: AjvError): string {
+  const { params } = error;
+  const limit = Number(params.limit);
+  switch (error.keyword) {
+    case 'type': {
+      const types = Array.isArray(params.type) ? params.type : String(params.type).split(',');
+      return `must be ${oneOf(types.map((type) => TYPE_NAMES[String(type)] ?? String(type)))}`;
+    }
+    case 'enum':
+      return Array.isArray(params.allowedValues)
+        ? `must be one of ${params.allowedValues.map((value) => `'${value}'`).join(', ')}`
+        : 'is not one of the allowed values';
+    case 'const':
+      return `must be '${String(params.allowedValue)}'`;
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${limit} characters long`;
+    case 'maxLength':
+      return `must be at most ${limit} characters long`;
+    case 'minimum':
+      return `must be at least ${limit}`;
+    case 'maximum':
+      return `must be at most ${limit}`;
+    case 'exclusiveMinimum':
+      return `must be greater than ${limit}`;
+    case 'exclusiveMaximum':
+      return `must be less than ${limit}`;
+    case 'multipleOf':
+      return `must be a multiple of ${String(params.multipleOf)}`;
+    case 'pattern':
+      return 'is not in the expected format';
+    case 'format':
+      return `must be a valid ${String(params.format).replace(/-/g, ' ')}`;
+    case 'minProperties':
+      return `must have at least ${limit} ${limit === 1 ? 'key' : 'keys'}`;
+    case 'maxProperties':
+      return `must have at most ${limit} keys`;
+    case 'minItems':
+      return `must have at least ${limit} ${limit === 1 ? 'item' : 'items'}`;
+    case 'maxItems':
+      return `must have at most ${limit} items`;
+    case 'uniqueItems':
+      return 'must not repeat an item';
+    case 'propertyNames':
+      return 'has a key that is not allowed';
+    case 'anyOf':
+    case 'oneOf':
+      return 'does not match any of the allowed forms';
+    default:
+      return 'is invalid';
+  }
 }
 
 /** Maps anything thrown while handling a request to the one error envelope. */
@@ -155,7 +242,11 @@ const STATUS_TEXT: Record<number, string> = {
  * request not received in time) never reaches Fastify: it is answered here, on the raw socket,
  * with the envelope and a request id of its own, and the connection is closed.
  */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+export function clientErrorAnswerer(publicUrl: string) {
+  return (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, publicUrl);
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, publicUrl: string): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
@@ -168,7 +259,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
         : 'malformed_request';
   const status = ERROR_CATALOGUE[code].status;
   const requestId = `req_client_${randomBytes(8).toString('hex')}`;
-  const body = JSON.stringify(errorBody(new KoshError(code), requestId));
+  const body = JSON.stringify(errorBody(new KoshError(code), requestId, publicUrl));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +

@@ -1,5 +1,6 @@
 import type { RouteOptions } from 'fastify';
 import { type TSchema, Type } from 'typebox';
+import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '../domain/errors.js';
 import { idempotencyApplies } from './idempotency.js';
 
 /** Shared pieces of route schemas. */
@@ -7,11 +8,20 @@ import { idempotencyApplies } from './idempotency.js';
 export const ErrorResponse = Type.Object(
   {
     error: Type.Object({
-      type: Type.String(),
-      code: Type.String(),
+      type: Type.Unsafe<ErrorType>({
+        type: 'string',
+        enum: [...new Set(Object.values(ERROR_CATALOGUE).map((entry) => entry.type))],
+        description: 'Who has to act',
+      }),
+      code: Type.Unsafe<ErrorCode>({
+        type: 'string',
+        enum: Object.keys(ERROR_CATALOGUE),
+        description: 'Stable: branch on it, never on message',
+      }),
       message: Type.String(),
-      field: Type.Union([Type.String(), Type.Null()]),
-      request_id: Type.String(),
+      field: Type.Union([Type.String(), Type.Null()], { description: 'The offending field, or null' }),
+      request_id: Type.String({ description: 'Equals the X-Request-Id header' }),
+      doc_url: Type.String({ description: "The code's entry in the error reference" }),
     }),
   },
   { $id: 'Error', description: 'Every error, whatever the status.' },

@@ -26,7 +26,8 @@ import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
 import { coerceToSchema, refuseUnstorableText, registerFormParser } from './body.js';
-import { answerClientError, frameworkError, handleError, sendError } from './errors.js';
+import { registerErrorDocs } from './error-docs.js';
+import { clientErrorAnswerer, frameworkError, handleError, sendError } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { createMetrics } from './metrics.js';
 import { registerNotFound } from './not-found.js';
@@ -85,7 +86,7 @@ export async function buildServer(container: Container): Promise<App> {
       reply.header('X-Request-Id', request.id).header('X-Content-Type-Options', 'nosniff');
       return sendError(reply, frameworkError(error));
     },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorAnswerer(config.publicUrl),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     // Behind N trusted proxies the client address (used by the failed-authentication throttle)
@@ -126,6 +127,7 @@ export async function buildServer(container: Container): Promise<App> {
     }
   });
   app.decorate('routeSummaries', () => [...routes]);
+  app.decorate('koshPublicUrl', config.publicUrl);
 
   await app.register(swagger, {
     openapi: {
@@ -202,6 +204,7 @@ export async function buildServer(container: Container): Promise<App> {
 
   registerOpsRoutes(app, { db: container.db, metrics });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  registerErrorDocs(app);
   // Routes that take a POST reach their services through the request (see ./scope.ts): an
   // Idempotency-Key request gets services wired over its transaction.
   const scoped = <K extends keyof Services>(name: K) => serviceOf(services, name);

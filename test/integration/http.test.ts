@@ -1,7 +1,9 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { LightMyRequestResponse } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CATALOGUE } from '../../src/domain/errors.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { RAW_VALIDATOR_WORDING } from '../security/fuzz.js';
 
 describeEachDatabase('HTTP conventions', (harness) => {
   let merchant: TestAccount;
@@ -96,6 +98,68 @@ describeEachDatabase('HTTP conventions', (harness) => {
     const metrics = await harness().request('GET', '/metrics');
     expect(metrics.statusCode).toBe(200);
     expect(metrics.body).toContain('kosh_http_request_duration_seconds');
+  });
+
+  describe('errors that teach', () => {
+    it('links every error to its entry in the error reference Kosh serves', async () => {
+      const response = await harness().request('GET', '/v1/orders/order_0000000000000000000000000x/', {
+        auth: merchant,
+      });
+      const { error } = response.json();
+      expect(error.doc_url).toBe(`${harness().container.config.publicUrl}/docs/errors#resource_not_found`);
+      const page = await harness().request('GET', '/docs/errors');
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+      for (const code of Object.keys(ERROR_CATALOGUE)) expect(page.body).toContain(`<section id="${code}">`);
+    });
+
+    it('tells a caller who sent JSON as a form to send Content-Type: application/json', async () => {
+      const body = '{"amount": 5000, "currency": "INR"}';
+      const response = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        form: body,
+      });
+      expectError(response, 400, 'invalid_body');
+      expect(response.json().error.message).toContain("'Content-Type: application/json'");
+      // curl's form type with a JSON array is the same mistake.
+      const array = await harness().request('POST', '/v1/orders/', { auth: merchant, form: ' [1]' });
+      expect(array.json().error.message).toContain('application/json');
+    });
+
+    it("says what is wrong with a field in its own words, never the validator's", async () => {
+      const cases: [Record<string, unknown>, string, string][] = [
+        [{ amount: 'five', currency: 'INR' }, 'amount', "The field 'amount' must be an integer."],
+        [{ amount: 5000, currency: 'INR', receipt: 'r'.repeat(41) }, 'receipt', 'at most 40 characters long'],
+        [
+          { amount: 5000, currency: 'INR', metadata: { a: { b: 1 } } },
+          'metadata.a',
+          'must be a string, a number, true or false or null',
+        ],
+        [
+          { amount: 5000, currency: 'INR', metadata: { ['k'.repeat(41)]: 1 } },
+          'metadata',
+          `has a key '${'k'.repeat(41)}' that must be at most 40 characters long`,
+        ],
+        [
+          {
+            amount: 5000,
+            currency: 'INR',
+            metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, i])),
+          },
+          'metadata',
+          'must have at most 20 keys',
+        ],
+      ];
+      for (const [json, field, words] of cases) {
+        const response = await harness().request('POST', '/v1/orders/', { auth: merchant, json });
+        expectError(response, 400, 'invalid_field');
+        const { error } = response.json();
+        expect(error.field, JSON.stringify(json)).toBe(field);
+        expect(error.message).toContain(words);
+        expect(error.message).not.toMatch(RAW_VALIDATOR_WORDING);
+      }
+    });
   });
 
   describe('OpenAPI', () => {

@@ -48,7 +48,8 @@ function expectEnvelope(status: number, headers: Record<string, unknown>, body: 
   const error = (body as { error: Record<string, unknown> }).error;
   expect(status).toBe(ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].status);
   expect(error).toMatchObject({ code, type: 'invalid_request_error' });
-  expect(Object.keys(error).sort()).toEqual(['code', 'field', 'message', 'request_id', 'type']);
+  expect(Object.keys(error).sort()).toEqual(['code', 'doc_url', 'field', 'message', 'request_id', 'type']);
+  expect(error.doc_url).toMatch(new RegExp(`^http.*/docs/errors#${code}$`));
   expect(error.request_id).toBe(headers['x-request-id']);
   expect(String(headers['content-type'])).toMatch(/^application\/json/);
 }

@@ -191,12 +191,25 @@ export async function tenantDigest(harness: Harness, accountId: string): Promise
  */
 const WRITES = /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|ALTER|DROP|CREATE)\b/i;
 
+/** How the schema validator words a violation; a caller only ever sees Kosh's own words. */
+export const RAW_VALIDATOR_WORDING =
+  /must NOT|must match|must have required|must be equal|must be (string|integer|number|boolean|object|array|null)\b|must be [<>]=?|must pass|must match format/;
+
 /** The documented error envelope, with a catalogued code whose status and type match the reply. */
 export function expectErrorEnvelope(reply: LightMyRequestResponse): void {
   expect(reply.headers['content-type']).toMatch(/^application\/json/);
   const body = reply.json();
   expect(Object.keys(body)).toEqual(['error']);
-  expect(Object.keys(body.error).sort()).toEqual(['code', 'field', 'message', 'request_id', 'type']);
+  expect(Object.keys(body.error).sort()).toEqual([
+    'code',
+    'doc_url',
+    'field',
+    'message',
+    'request_id',
+    'type',
+  ]);
+  expect(body.error.doc_url).toMatch(new RegExp(`/docs/errors#${body.error.code}$`));
+  expect(body.error.message).not.toMatch(RAW_VALIDATOR_WORDING);
   const entry = ERROR_CATALOGUE[body.error.code as keyof typeof ERROR_CATALOGUE];
   expect(entry, `code ${body.error.code}`).toBeDefined();
   expect(entry.status).toBe(reply.statusCode);
