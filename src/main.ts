@@ -1,8 +1,23 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
+import {
+  AdminChannelError,
+  adminSocketPath,
+  executeAdmin,
+  parseAdmin,
+  sendToAdminChannel,
+  startAdminChannel,
+  UsageError,
+} from './cli/admin.js';
 import { runPrimary } from './cli/cluster.js';
-import { bootstrapSandbox, sandboxBanner } from './cli/sandbox-credentials.js';
+import {
+  bootstrapSandbox,
+  CREDENTIALS_FILE,
+  readSandboxCredentials,
+  sandboxBanner,
+} from './cli/sandbox-credentials.js';
+import { TRIGGERS, TriggerError, trigger } from './cli/trigger.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, type ConfigOverrides, loadConfig } from './config.js';
 import { type Container, createContainer, openDatabase } from './container.js';
@@ -31,6 +46,9 @@ Commands:
   merchant clarify MID --reason TEXT     ask a merchant under review for more (needs_clarification)
   merchant suspend MID                   suspend a merchant (its keys stop working)
   partner create --name NAME             create a partner with a test key
+  trigger EVENT [--api-url URL]         fire a test-mode event for real: creates the objects and
+                                         walks the sandbox (payment.captured, payment.failed,
+                                         payment.pending, order.paid, refund.processed)
   keys create --account ID --mode test|live
                                          issue a key (live keys need an activated account)
   users create --account ID --email EMAIL [--password PASSWORD]
@@ -43,6 +61,8 @@ Options:
   --port N  --host ADDR  --data-dir DIR  --public-url URL  --database-url URL
   --workers N   HTTP processes sharing the port (default: one per core on PostgreSQL; 1 on PGlite)
   --json    print machine-readable JSON (admin commands)
+Admin commands (merchant, partner, keys, users, encryption) also work while \`kosh serve\` runs on
+the embedded database: they are sent to that server through its admin channel.
 Settings come from the environment; see docs/configuration.md.`;
 
 function parse(argv: string[]) {
@@ -88,8 +108,6 @@ function overrides(values: Parsed['values']): ConfigOverrides {
   return result;
 }
 
-class UsageError extends Error {}
-
 /** Reads a password from the terminal without echoing it (or one line from a pipe). */
 async function promptPassword(): Promise<string> {
   const input = process.stdin;
@@ -123,11 +141,6 @@ async function promptPassword(): Promise<string> {
     };
     input.on('data', onData);
   });
-}
-
-function required(value: string | undefined, flag: string): string {
-  if (!value) throw new UsageError(`${flag} is required.`);
-  return value;
 }
 
 /** First start on an empty database: the sandbox accounts, their credentials printed once. */
@@ -168,11 +181,13 @@ async function serve(values: Parsed['values']): Promise<void> {
   if (!cluster.isWorker) await bootstrap(container);
   const app = await buildServer(container);
   const jobs = startJobs(backgroundJobs(container), container.log);
+  let channel: { close(): Promise<void> } | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     container.log.info({ signal, pid: process.pid }, 'shutting down');
+    await channel?.close();
     await app.close();
     await jobs.stop();
     await container.close();
@@ -181,6 +196,8 @@ async function serve(values: Parsed['values']): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   await app.listen({ port: config.port, host: config.host });
+  // On the embedded database this process holds the data folder: admin commands come through it.
+  if (container.db.kind === 'pglite') channel = await startAdminChannel(container, config.dataDir);
   if (cluster.isWorker) {
     container.log.debug({ pid: process.pid }, 'worker serving');
     return;
@@ -215,6 +232,35 @@ async function worker(values: Parsed['values']): Promise<void> {
   container.log.info({ database: container.db.kind }, 'Kosh worker running');
 }
 
+/**
+ * `kosh trigger EVENT`: the key comes from --api-key/--secret-key, KOSH_API_KEY/KOSH_SECRET_KEY, or
+ * the sandbox merchant's in sandbox-credentials.json of the data folder; the API from --api-url,
+ * KOSH_API_URL or KOSH_PUBLIC_URL.
+ */
+async function fire(event: string | undefined, values: Parsed['values']): Promise<void> {
+  if (!event) throw new UsageError(`Name the event: ${Object.keys(TRIGGERS).join(', ')}.`);
+  const config = loadConfig(process.env, overrides(values));
+  let apiKey = values['api-key'] ?? process.env.KOSH_API_KEY;
+  let secretKey = values['secret-key'] ?? process.env.KOSH_SECRET_KEY;
+  if (!apiKey || !secretKey) {
+    const sandbox = readSandboxCredentials(config.dataDir);
+    if (!sandbox) {
+      throw new UsageError(
+        `Set KOSH_API_KEY and KOSH_SECRET_KEY (or --api-key and --secret-key) to a test key; no ${CREDENTIALS_FILE} in ${config.dataDir} to take the sandbox merchant's from.`,
+      );
+    }
+    apiKey = sandbox.merchant.api_key;
+    secretKey = sandbox.merchant.secret_key;
+  }
+  await trigger({
+    apiUrl: values['api-url'] ?? process.env.KOSH_API_URL ?? config.publicUrl,
+    apiKey,
+    secretKey,
+    event,
+    print: (line) => process.stdout.write(`${line}\n`),
+  });
+}
+
 async function listen(values: Parsed['values']): Promise<void> {
   const apiKey = values['api-key'] ?? process.env.KOSH_API_KEY;
   const secretKey = values['secret-key'] ?? process.env.KOSH_SECRET_KEY;
@@ -242,67 +288,52 @@ async function listen(values: Parsed['values']): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
+/**
+ * Admin commands open the database themselves; on the embedded database while `kosh serve` holds
+ * the data folder, they are sent to that server's admin channel instead (src/cli/admin.ts).
+ */
 async function admin(
   command: string,
   sub: string | undefined,
   values: Parsed['values'],
   target: string | undefined,
 ): Promise<void> {
+  const request = parseAdmin(command, sub, target, values);
   const config = loadConfig(
     { ...process.env, KOSH_LOG_LEVEL: process.env.KOSH_LOG_LEVEL ?? 'warn' },
     overrides(values),
   );
-  const container = await createContainer(config);
+  if (request.command === 'users create' && request.password === undefined) {
+    request.password = await promptPassword();
+  }
+  let container: Container;
   try {
-    const { accounts } = container.services;
-    let output: unknown;
-    if (command === 'merchant' && sub === 'create') {
-      const { account, credentials } = await accounts.createAccountWithTestKey({
-        kind: 'merchant',
-        name: required(values.name, '--name'),
-        partnerId: values.partner ?? null,
-      });
-      output = { ...credentials, status: account.status };
-    } else if (command === 'merchant' && (sub === 'activate' || sub === 'suspend' || sub === 'clarify')) {
-      const reason = sub === 'clarify' ? required(values.reason, '--reason') : undefined;
-      const merchant = await container.services.merchants.operate(required(target, 'MID'), sub, reason);
-      output = { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
-    } else if (command === 'partner' && sub === 'create') {
-      const { account, credentials } = await accounts.createAccountWithTestKey({
-        kind: 'partner',
-        name: required(values.name, '--name'),
-      });
-      output = { ...credentials, status: account.status };
-    } else if (command === 'keys' && sub === 'create') {
-      const mode = required(values.mode, '--mode');
-      if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live.');
-      output = await accounts.issueKey(required(values.account, '--account'), mode as Mode);
-    } else if (command === 'users' && sub === 'create') {
-      const accountId = required(values.account, '--account');
-      const email = required(values.email, '--email');
-      const password = values.password ?? (await promptPassword());
-      const user = await container.services.dashboardUsers.createUser({ accountId, email, password });
-      output = {
-        user_id: user.id,
-        account_id: user.account_id,
-        email: user.email,
-        login: `${config.publicUrl}/dashboard/`,
-      };
-    } else if (command === 'encryption' && sub === 'rotate') {
-      const reencrypted = await sealSecrets(container.db, container.keyring, { rotate: true });
-      output = { reencrypted, key_id: container.keyring.currentKeyId };
-    } else {
-      throw new UsageError(`Unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
+    container = await createContainer(config);
+  } catch (error) {
+    if (!(error instanceof DataDirLockedError)) throw error;
+    const output = await sendToAdminChannel(config.dataDir, request);
+    if (!output) {
+      throw new AdminChannelError(
+        `${error.message} Its admin channel (${adminSocketPath(config.dataDir)}) did not answer: ` +
+          'that process is not a kosh serve of this version, or is still starting.',
+      );
     }
-    if (values.json) {
-      process.stdout.write(`${JSON.stringify(output)}\n`);
-    } else {
-      for (const [key, value] of Object.entries(output as Record<string, unknown>)) {
-        process.stdout.write(`${key.padEnd(12)} ${String(value)}\n`);
-      }
-    }
+    return print(output, values.json);
+  }
+  try {
+    print(await executeAdmin(container, request), values.json);
   } finally {
     await container.close();
+  }
+}
+
+function print(output: Record<string, unknown>, json: boolean | undefined): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(output)}\n`);
+    return;
+  }
+  for (const [key, value] of Object.entries(output)) {
+    process.stdout.write(`${key.padEnd(12)} ${String(value)}\n`);
   }
 }
 
@@ -316,6 +347,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve') return serve(values);
   if (command === 'worker') return worker(values);
   if (command === 'webhooks' && sub === 'listen') return listen(values);
+  if (command === 'trigger') return fire(sub, values);
   if (command === 'migrate') {
     const config = loadConfig(process.env, overrides(values));
     // The database alone: the container reads tables (settings) that migrations create.
@@ -339,6 +371,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof DataDirLockedError ||
     error instanceof UsageError ||
     error instanceof ListenError ||
+    error instanceof AdminChannelError ||
+    error instanceof TriggerError ||
     error instanceof KoshError
   ) {
     process.stderr.write(`kosh: ${error.message}\n`);

@@ -57,6 +57,17 @@ export function writeSandboxCredentials(
   return file;
 }
 
+/** The sandbox credentials of a data folder, when its first start wrote them. */
+export function readSandboxCredentials(
+  dataDir: string,
+): { merchant: SandboxAccount; partner: SandboxAccount } | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dataDir, CREDENTIALS_FILE), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 export function sandboxBanner(
   credentials: { merchant: SandboxAccount; partner: SandboxAccount },
   file: string,

@@ -37,10 +37,21 @@ describe('a second process on the same PGlite folder', () => {
     expect(before.status).toBe(200);
 
     const secondServe = await refused(['serve', '--port', String(await freePort())]);
-    const secondAdmin = await refused(['merchant', 'create', '--name', 'Intruder']);
     process.stdout.write(
       `[pglite lock] second serve: exit ${secondServe.code}: ${secondServe.stderr.trim()}\n`,
     );
+    // An admin command is run by the serving process, through its admin channel.
+    const viaServer = JSON.parse(
+      (await koshCommand(['merchant', 'create', '--name', 'Through the server', '--json'], env)).stdout,
+    );
+    expect(viaServer.account_id).toMatch(/^mid_/);
+    const asNew = `Basic ${Buffer.from(`${viaServer.api_key}:${viaServer.secret_key}`).toString('base64')}`;
+    const newMerchant = httpClient(() => first!.url, asNew, 10_000);
+    expect((await newMerchant.request('GET', '/v1/orders/')).status).toBe(200);
+    // Without the channel (a process that does not offer one), the command says why it cannot run.
+    fs.rmSync(path.join(dataDir, 'admin', 'kosh.sock'));
+    const secondAdmin = await refused(['merchant', 'create', '--name', 'Intruder']);
+    expect(secondAdmin.stderr).toContain('admin channel');
     for (const second of [secondServe, secondAdmin]) {
       expect(second.code).toBe(1);
       expect(second.stderr).toContain(

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -5,7 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DashboardClient } from '../helpers/dashboard-client.js';
 import { createEmptyPostgresDatabase } from '../helpers/databases.js';
-import { freePort, type KoshProcess, runKosh } from '../helpers/process.js';
+import { freePort, type KoshProcess, ROOT, runKosh } from '../helpers/process.js';
 
 interface SandboxAccount {
   account_id: string;
@@ -87,6 +88,41 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       const order = ((await created.json()) as { data: { id: string; amount_pending: number } }).data;
       expect(order.amount_pending).toBe(5000);
 
+      // Admin commands while it serves: the server runs them, sent through its admin channel.
+      const viaServer = runKosh(['merchant', 'create', '--name', 'While serving', '--json'], {
+        KOSH_DATA_DIR: dataDir,
+      });
+      expect(await viaServer.exited, viaServer.output()).toBe(0);
+      const added = JSON.parse(viaServer.output().trim().split('\n').pop()!);
+      expect(added.account_id).toMatch(/^mid_/);
+      const addedOrders = await fetch(`${first.url}/v1/orders/`, {
+        headers: { authorization: authHeader(added) },
+      });
+      expect(addedOrders.status).toBe(200);
+
+      // kosh trigger fires real test-mode events; they reach a kosh webhooks listen session.
+      const listen = runKosh(['webhooks', 'listen', '--api-url', first.url], {
+        KOSH_API_KEY: credentials.merchant.api_key,
+        KOSH_SECRET_KEY: credentials.merchant.secret_key,
+      });
+      running.push(listen);
+      await listen.waitFor(/Ready\. Test-mode events/);
+      for (const event of [
+        'payment.captured',
+        'payment.failed',
+        'payment.pending',
+        'order.paid',
+        'refund.processed',
+      ]) {
+        // The key is the sandbox merchant's, read from sandbox-credentials.json of the data folder.
+        const fired = runKosh(['trigger', event], { KOSH_DATA_DIR: dataDir, KOSH_API_URL: first.url });
+        expect(await fired.exited, fired.output()).toBe(0);
+        const eventId = /event\s+(evt_\w+)/.exec(fired.output())?.[1];
+        expect(eventId, fired.output()).toBeDefined();
+        await listen.waitFor(new RegExp(`--> ${event.replace('.', '\\.')} \\[${eventId}\\]`), 30_000);
+      }
+      await listen.stop('SIGINT');
+
       // A second process on the same folder is refused, and the first keeps serving.
       const intruder = runKosh(['serve'], { KOSH_DATA_DIR: dataDir, PORT: String(await freePort()) });
       running.push(intruder);
@@ -104,6 +140,20 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       expect(fetched.status).toBe(200);
       expect(((await fetched.json()) as { data: { id: string } }).data.id).toBe(order.id);
       await second.process.stop();
+    });
+
+    it('prints the usage for an unknown or incomplete command, without touching any data folder', async () => {
+      const untouched = path.join(tempDir(), 'never-created');
+      for (const args of [['frobnicate'], ['keys'], ['merchant', 'create']]) {
+        const process = runKosh(args, { KOSH_DATA_DIR: untouched });
+        expect(await process.exited, args.join(' ')).toBe(64);
+        expect(process.output()).toContain('Usage: kosh <command>');
+      }
+      expect(fs.existsSync(untouched)).toBe(false);
+      // npx kosh, as the docs write it: the package's own bin in a clone.
+      const help = spawnSync('npx', ['--no-install', 'kosh', '--help'], { cwd: ROOT, encoding: 'utf8' });
+      expect(help.status, help.stderr).toBe(0);
+      expect(help.stdout).toContain('trigger EVENT');
     });
 
     it('refuses to start on a bad setting and names it', async () => {
