@@ -1,11 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createKoshClient, KoshApiError, type KoshClientOptions } from './kosh-client.js';
+import { Kosh, KoshError, type KoshOptions } from '../../sdk/node/src/index.js';
 
 /**
- * A small shop that sells one thing through Kosh: it lists the account's banks and wallets, creates
- * the order and the S2S payment, hands the browser on as `next[0]` says, receives the return POST
- * and shows the status it fetched from Kosh (a browser return is never proof of payment).
+ * A small shop that sells one thing through Kosh, with the Node SDK (sdk/node): it lists the
+ * account's banks and wallets, creates the order and the S2S payment, hands the browser on as
+ * `next[0]` says, receives the return POST and shows the status it fetched from Kosh (a browser
+ * return is never proof of payment). It fulfils an order when its signed `order.paid` webhook
+ * arrives, once, however many times that webhook is delivered.
  */
 const PRICE = 5000; // ₹50.00 in paise
 
@@ -46,7 +48,12 @@ function send(response: http.ServerResponse, status: number, html: string): void
   response.end(html);
 }
 
-export interface MerchantOptions extends KoshClientOptions {
+export interface MerchantOptions extends KoshOptions {
+  /**
+   * Registers this shop's webhook endpoint (`{publicUrl}/webhooks/kosh`, order.paid) with Kosh at
+   * start, keeping the signing secret it answers. Default true.
+   */
+  registerWebhook?: boolean;
   /** Where this shop is reachable by the browser, used for return_url; defaults to its listening address. */
   publicUrl?: string;
   port?: number;
@@ -56,14 +63,19 @@ export interface MerchantOptions extends KoshClientOptions {
 export async function startMerchant(
   options: MerchantOptions,
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const kosh = createKoshClient(options);
+  const kosh = new Kosh(options);
   let publicUrl = options.publicUrl ?? '';
+  let returnSecret: string | undefined;
+  let webhookSecret: string | undefined;
+  /** What the shop has shipped, by order id: a real shop keeps this in its database, unique by order. */
+  const fulfilled = new Map<string, { event: string; at: string }>();
+  let webhooksReceived = 0;
 
   async function home(response: http.ServerResponse) {
     // Fetched for every checkout: the account's methods can change, and nothing unsupported is offered.
     let methods: { netbanking: Record<string, string>; wallet: Record<string, string> };
     try {
-      methods = await kosh.methods();
+      methods = await kosh.payments.methods();
     } catch {
       return send(response, 503, page('Checkout unavailable', '<p>Payment methods could not be loaded.</p>'));
     }
@@ -92,28 +104,31 @@ ${customer}
   async function checkout(request: http.IncomingMessage, response: http.ServerResponse) {
     const form = await readForm(request);
     try {
-      const order = await kosh.createOrder(PRICE, 'INR');
-      const payment = await kosh.createPayment({
+      const order = await kosh.orders.create({ amount: PRICE, currency: 'INR' });
+      const customer = {
         amount: PRICE,
         currency: 'INR',
-        order_id: order.data.id,
-        method: form.method,
-        ...(form.method === 'wallet' ? { wallet: form.wallet } : { bank: form.bank }),
-        name: form.name,
-        email: form.email,
-        contact: form.contact,
+        order_id: order.id,
+        name: form.name ?? '',
+        email: form.email ?? '',
+        contact: form.contact ?? '',
         description: 'One notebook',
         return_url: `${publicUrl}/return`,
-      });
+      };
+      const payment = await kosh.payments.createS2S(
+        form.method === 'wallet'
+          ? { ...customer, method: 'wallet', wallet: form.wallet ?? '' }
+          : { ...customer, method: 'netbanking', bank: form.bank ?? '' },
+      );
       const next = payment.next[0];
-      if (next?.action === 'html_form' && next.html_content) return send(response, 200, next.html_content);
-      if (next?.action === 'redirect' && next.url) {
+      if (next?.action === 'html_form') return send(response, 200, next.html_content);
+      if (next?.action === 'redirect') {
         response.writeHead(303, { location: next.url });
         return response.end();
       }
       send(response, 502, page('Payment failed', '<p>Kosh answered an unknown action.</p>'));
     } catch (error) {
-      const message = error instanceof KoshApiError ? error.message : 'The payment could not be started.';
+      const message = error instanceof KoshError ? error.message : 'The payment could not be started.';
       send(
         response,
         400,
@@ -124,8 +139,8 @@ ${customer}
 
   async function paymentReturn(request: http.IncomingMessage, response: http.ServerResponse) {
     const form = await readForm(request);
-    const signed = await kosh.verifyReturn(form);
-    if (!signed || !form.payment_id) {
+    returnSecret ??= await kosh.returns.signingSecret();
+    if (!kosh.returns.verify(form, returnSecret) || !form.payment_id) {
       return send(
         response,
         400,
@@ -133,8 +148,8 @@ ${customer}
       );
     }
     // The return only says which payment to look at; its status comes from Kosh itself.
-    const payment = (await kosh.payment(form.payment_id)).data;
-    const order = (await kosh.order(payment.order_id)).data;
+    const payment = await kosh.payments.retrieve(form.payment_id);
+    const order = await kosh.orders.retrieve(payment.order_id);
     const title = payment.status === 'captured' ? 'Thank you for your order' : 'Payment not completed';
     send(
       response,
@@ -153,6 +168,38 @@ ${customer}
     );
   }
 
+  /**
+   * Kosh's webhooks: verified over the raw body, then `order.paid` fulfils its order, once. Kosh
+   * delivers at least once (and a merchant may ask for a delivery again), so the same event, or
+   * another event of the same order, finds it fulfilled already and changes nothing.
+   */
+  async function webhook(request: http.IncomingMessage, response: http.ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    let event: { id: string; type: string; data: Record<string, unknown> };
+    try {
+      if (!webhookSecret) throw new Error('no webhook secret yet');
+      event = kosh.webhooks.verify(Buffer.concat(chunks), request.headers, webhookSecret);
+    } catch {
+      response.writeHead(400).end();
+      return;
+    }
+    webhooksReceived++;
+    const order = event.data.order as { id?: string; status?: string } | undefined;
+    if (event.type === 'order.paid' && order?.id && !fulfilled.has(order.id)) {
+      fulfilled.set(order.id, { event: event.id, at: new Date().toISOString() });
+    }
+    response.writeHead(200).end();
+  }
+
+  /** What the shop shipped (for the operator, and for the tests that drive this shop). */
+  function fulfilments(response: http.ServerResponse) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({ webhooks_received: webhooksReceived, fulfilled: Object.fromEntries(fulfilled) }),
+    );
+  }
+
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const route =
@@ -162,7 +209,11 @@ ${customer}
           ? checkout(request, response)
           : request.method === 'POST' && path === '/return'
             ? paymentReturn(request, response)
-            : Promise.resolve(send(response, 404, page('Not found', '')));
+            : request.method === 'POST' && path === '/webhooks/kosh'
+              ? webhook(request, response)
+              : request.method === 'GET' && path === '/fulfilments'
+                ? Promise.resolve(fulfilments(response))
+                : Promise.resolve(send(response, 404, page('Not found', '')));
     route.catch(() => {
       if (!response.headersSent) send(response, 500, page('Something went wrong', ''));
       else response.end();
@@ -173,6 +224,14 @@ ${customer}
   );
   const address = server.address() as AddressInfo;
   publicUrl ||= `http://${options.host ?? '127.0.0.1'}:${address.port}`;
+  if (options.registerWebhook ?? true) {
+    const endpoint = await kosh.webhookEndpoints.create({
+      url: `${publicUrl}/webhooks/kosh`,
+      enabled_events: ['order.paid'],
+      description: 'Kosh example shop',
+    });
+    webhookSecret = endpoint.secret;
+  }
   return {
     url: publicUrl,
     close: () =>

@@ -31,6 +31,7 @@ import { clientErrorAnswerer, frameworkError, handleError, sendError } from './e
 import { registerIdempotency } from './idempotency.js';
 import { createMetrics } from './metrics.js';
 import { registerNotFound } from './not-found.js';
+import { KOSH_LOGO, refineDocument } from './openapi-document.js';
 import { registerOpsRoutes } from './ops.routes.js';
 import { createRateLimiter } from './rate-limit.js';
 import { ACCESS_URL_MAX, createAccessLogger, RequestLogger } from './request-logger.js';
@@ -139,14 +140,28 @@ export async function buildServer(container: Container): Promise<App> {
           'Orders, S2S net banking and wallet payments, payment methods, webhooks and merchant onboarding.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
-      servers: [{ url: config.publicUrl }],
+      // Relative first: "Try it out" on /docs calls the address the page was opened at.
+      servers: [
+        { url: '/', description: 'The address this document was read from' },
+        ...(config.publicUrl ? [{ url: config.publicUrl, description: 'KOSH_PUBLIC_URL' }] : []),
+      ],
       components: {
         securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'api_key:secret_key' } },
       },
       security: [{ basicAuth: [] }],
     },
+    transformObject: (documents) =>
+      refineDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // Same-origin calls only, and none upgraded to https: "Try it out" works on http://127.0.0.1 too.
+    staticCSP:
+      "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self'",
+    theme: { title: 'Kosh API reference' },
+    logo: { type: 'image/svg+xml', content: KOSH_LOGO },
+    uiConfig: { validatorUrl: null, tryItOutEnabled: false, persistAuthorization: false },
+  });
 
   app.addSchema(ErrorResponse);
   app.addHook('onRoute', documentCommonErrors);
