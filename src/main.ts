@@ -24,12 +24,10 @@ import { type Container, createContainer, openDatabase } from './container.js';
 import { migrate } from './db/migrate.js';
 import { DataDirLockedError } from './db/pglite.js';
 import { KoshError } from './domain/errors.js';
-import type { Mode } from './domain/principal.js';
 import { buildServer } from './http/server.js';
 import { backgroundJobs } from './jobs/jobs.js';
 import { startJobs } from './jobs/runner.js';
 import { createLogger } from './log.js';
-import { sealSecrets } from './security/sealed-columns.js';
 
 const USAGE = `Usage: kosh <command> [options]
 

@@ -47,6 +47,7 @@ interface Page<T> {
 export class List<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   constructor(private readonly fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {}
 
+  // biome-ignore lint/suspicious/noThenProperty: a list call is awaited for its first page on purpose.
   then<A = Page<T>, B = never>(
     onFulfilled?: ((page: Page<T>) => A | PromiseLike<A>) | null,
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
