@@ -140,7 +140,7 @@ export const EXAMPLES = {
   },
   CreateRefundRequest: { amount: 2000, metadata: { reason: 'One notebook returned' } },
   CreateWebhookEndpointRequest: {
-    url: 'https://shop.example.com/webhooks/kosh',
+    url: 'http://localhost:4000/webhooks/kosh',
     enabled_events: ['payment.captured', 'payment.failed', 'order.paid'],
     description: 'Order fulfilment',
   },

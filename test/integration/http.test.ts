@@ -1,8 +1,12 @@
+import fs from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { TYPES_FILE, typesFor } from '../../sdk/node/scripts/generate-types.js';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { choose, openPage } from '../helpers/payments.js';
 import { RAW_VALIDATOR_WORDING } from '../security/fuzz.js';
 
 describeEachDatabase('HTTP conventions', (harness) => {
@@ -182,11 +186,115 @@ describeEachDatabase('HTTP conventions', (harness) => {
       }
     });
 
+    it('names every operation and every resource, with the error codes as an enum', async () => {
+      const document = (await harness().request('GET', '/v1/openapi.json')).json();
+      const ids = Object.values(document.paths).flatMap((methods) =>
+        Object.values(methods as Record<string, { operationId?: string }>).map(
+          (operation) => operation.operationId,
+        ),
+      );
+      expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]+$/.test(id))).toBe(true);
+      expect(new Set(ids).size).toBe(ids.length);
+      const schemas = document.components.schemas;
+      for (const name of [
+        'Order',
+        'Payment',
+        'PaymentAction',
+        'Methods',
+        'Refund',
+        'Event',
+        'WebhookEndpoint',
+        'ConnectorAccount',
+        'Merchant',
+        'CreatePaymentRequest',
+        'Error',
+      ]) {
+        expect(schemas[name], name).toBeDefined();
+      }
+      expect(schemas.Error.properties.error.properties.code.enum).toEqual(Object.keys(ERROR_CATALOGUE));
+      const s2s = document.paths['/v1/payments/create/s2s/'].post;
+      expect(s2s.requestBody.content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/CreatePaymentRequest',
+      });
+      expect(schemas.CreatePaymentRequest.discriminator.propertyName).toBe('method');
+      expect(schemas.PaymentAction.discriminator.propertyName).toBe('action');
+      expect(document.paths['/v1/orders/{id}/'].get.responses['200'].description).toBe('OK');
+      expect(document.paths['/v1/orders/{id}/'].get.responses['429']).toBeDefined();
+    });
+
+    it('types the SDK from this very document (npm run sdk:types after a change)', async () => {
+      const document = (await harness().request('GET', '/v1/openapi.json')).json();
+      expect(await typesFor(document)).toBe(fs.readFileSync(TYPES_FILE, 'utf8'));
+    });
+
+    it('answers every example request as its documented response schema says', async () => {
+      const document = (await harness().request('GET', '/v1/openapi.json')).json();
+      const ajv = new Ajv2020({ strict: false, allErrors: true });
+      ajv.addSchema({ $id: 'kosh', components: document.components });
+      const validatorOf = (schema: unknown) =>
+        ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"kosh#/components/')));
+      const { schemas } = document.components;
+      const order = (
+        await harness().request('POST', '/v1/orders/', {
+          auth: merchant,
+          json: { amount: 5000, currency: 'INR' },
+        })
+      ).json().data;
+      const sent: string[] = [];
+      const send = async (path: string, example: Record<string, unknown>) => {
+        const operation = document.paths[path].post;
+        const response = await harness().request('POST', path.replace('{id}', String(example.__id ?? '')), {
+          auth: merchant,
+          json: Object.fromEntries(Object.entries(example).filter(([key]) => key !== '__id')),
+        });
+        expect(response.statusCode, `${path}: ${response.body}`).toBe(200);
+        const validate = validatorOf(operation.responses['200'].content['application/json'].schema);
+        expect(validate(response.json()), JSON.stringify(validate.errors)).toBe(true);
+        sent.push(path);
+        return response.json();
+      };
+      await send('/v1/orders/', schemas.CreateOrderRequest.examples[0]);
+      await send('/v1/payments/create/s2s/', {
+        ...schemas.WalletPaymentRequest.examples[0],
+        order_id: order.id,
+      });
+      const started = await send('/v1/payments/create/s2s/', {
+        ...schemas.NetbankingPaymentRequest.examples[0],
+        order_id: order.id,
+      });
+      const token = await openPage(harness(), started.payment_id);
+      await choose(harness(), started.payment_id, token, 'success');
+      await send('/v1/payments/{id}/refunds/', {
+        ...schemas.CreateRefundRequest.examples[0],
+        __id: started.payment_id,
+      });
+      await send('/v1/webhooks/', schemas.CreateWebhookEndpointRequest.examples[0]);
+      expect(sent).toHaveLength(5);
+      // Every fetch answer matches its schema too.
+      for (const [path, id] of [
+        ['/v1/orders/{id}/', order.id],
+        ['/v1/payments/{id}/', started.payment_id],
+      ] as const) {
+        const response = await harness().request('GET', path.replace('{id}', id), { auth: merchant });
+        const validate = validatorOf(
+          document.paths[path].get.responses['200'].content['application/json'].schema,
+        );
+        expect(validate(response.json()), JSON.stringify(validate.errors)).toBe(true);
+      }
+      const methods = await harness().request('GET', '/v1/payments/methods/', { auth: merchant });
+      expect(validatorOf({ $ref: '#/components/schemas/Methods' })(methods.json())).toBe(true);
+    });
+
     it('serves a browsable reference at /docs', async () => {
       const response = await harness().request('GET', '/docs/');
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toMatch(/text\/html/);
       expect(response.body).toContain('swagger');
+      expect(response.headers['content-security-policy']).toContain("connect-src 'self'");
+      expect(response.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
+      const document = (await harness().request('GET', '/v1/openapi.json')).json();
+      // "Try it out" calls the address the page was opened at, whatever KOSH_PUBLIC_URL says.
+      expect(document.servers[0].url).toBe('/');
     });
   });
 });

@@ -868,7 +868,7 @@ export interface components {
         };
         /**
          * @example {
-         *       "url": "https://shop.example.com/webhooks/kosh",
+         *       "url": "http://localhost:4000/webhooks/kosh",
          *       "enabled_events": [
          *         "payment.captured",
          *         "payment.failed",
