@@ -67,9 +67,12 @@ export async function startMerchant(
   let publicUrl = options.publicUrl ?? '';
   let returnSecret: string | undefined;
   let webhookSecret: string | undefined;
-  /** What the shop has shipped, by order id: a real shop keeps this in its database, unique by order. */
+  /** Orders already fulfilled, with the event that did it: a real shop keeps this in its database. */
   const fulfilled = new Map<string, { event: string; at: string }>();
-  let webhooksReceived = 0;
+  /** How many times each order was shipped (the side effect that must happen once). */
+  const shipments = new Map<string, number>();
+  /** How many times each event arrived. */
+  const deliveries = new Map<string, number>();
 
   async function home(response: http.ServerResponse) {
     // Fetched for every checkout: the account's methods can change, and nothing unsupported is offered.
@@ -184,10 +187,11 @@ ${customer}
       response.writeHead(400).end();
       return;
     }
-    webhooksReceived++;
+    deliveries.set(event.id, (deliveries.get(event.id) ?? 0) + 1);
     const order = event.data.order as { id?: string; status?: string } | undefined;
     if (event.type === 'order.paid' && order?.id && !fulfilled.has(order.id)) {
       fulfilled.set(order.id, { event: event.id, at: new Date().toISOString() });
+      shipments.set(order.id, (shipments.get(order.id) ?? 0) + 1);
     }
     response.writeHead(200).end();
   }
@@ -196,7 +200,11 @@ ${customer}
   function fulfilments(response: http.ServerResponse) {
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(
-      JSON.stringify({ webhooks_received: webhooksReceived, fulfilled: Object.fromEntries(fulfilled) }),
+      JSON.stringify({
+        fulfilled: Object.fromEntries(fulfilled),
+        shipments: Object.fromEntries(shipments),
+        deliveries: Object.fromEntries(deliveries),
+      }),
     );
   }
 

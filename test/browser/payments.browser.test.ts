@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMerchant } from '../../examples/merchant/app.js';
 import { type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { freePort } from '../helpers/process.js';
+import { drain } from '../helpers/webhook-events.js';
 
 /**
  * The customer's whole journey in Debian's headless Chromium: the example shop, Kosh's html_form or
@@ -55,13 +56,14 @@ for (const kind of DATABASE_KINDS) {
     let context: BrowserContext;
     let shop: { url: string; close(): Promise<void> };
     let koshUrl: string;
+    let merchant: TestAccount;
 
     beforeAll(async () => {
       const port = await freePort();
       koshUrl = `http://127.0.0.1:${port}`;
       harness = await createHarness(kind, { KOSH_PUBLIC_URL: koshUrl });
       await harness.app.listen({ port, host: '127.0.0.1' });
-      const merchant = await harness.merchant('Notebook Shop');
+      merchant = await harness.merchant('Notebook Shop');
       shop = await startMerchant({
         baseUrl: koshUrl,
         apiKey: merchant.credentials.api_key,
@@ -76,6 +78,48 @@ for (const kind of DATABASE_KINDS) {
       await browser?.close();
       await shop?.close();
       await harness?.close();
+    });
+
+    it('fulfils the order once while its order.paid webhook is delivered three times', async () => {
+      const page = await context.newPage();
+      try {
+        await page.goto(shop.url);
+        await page.selectOption('#bank', 'ICIC');
+        await page.click('#pay-netbanking');
+        await page.waitForURL(`${koshUrl}/v1/payments/*/authentication/?*`);
+        await page.locator('button[name="choice"][value="success"]').click();
+        await page.waitForURL(`${shop.url}/return`);
+        await expect(page.locator('#payment-status').textContent()).resolves.toBe('captured');
+        const orderId = (await page.locator('#order-id').textContent()) as string;
+
+        // Kosh delivers the shop's order.paid webhook, then the merchant asks for it twice more.
+        await drain(harness);
+        const events = await harness.request('GET', '/v1/events/?type=order.paid&limit=100', {
+          auth: merchant,
+        });
+        const event = events
+          .json()
+          .data.find((found: { data: { order: { id: string } } }) => found.data.order.id === orderId);
+        expect(event).toBeDefined();
+        for (let again = 0; again < 2; again++) {
+          const redelivered = await harness.request('POST', `/v1/events/${event.id}/redeliver/`, {
+            auth: merchant,
+            json: {},
+          });
+          expect(redelivered.statusCode, redelivered.body).toBe(200);
+          await drain(harness);
+        }
+        const state = (await (await fetch(`${shop.url}/fulfilments`)).json()) as {
+          fulfilled: Record<string, { event: string }>;
+          shipments: Record<string, number>;
+          deliveries: Record<string, number>;
+        };
+        expect(state.deliveries[event.id]).toBe(3);
+        expect(state.shipments[orderId]).toBe(1);
+        expect(state.fulfilled[orderId]?.event).toBe(event.id);
+      } finally {
+        await page.close();
+      }
     });
 
     for (const testCase of CASES) {
