@@ -115,8 +115,13 @@ export function validationError(errors: AjvError[], context: string): KoshError 
   const detail =
     first.propertyName === undefined
       ? describeViolation(first)
-      : `has a key '${first.propertyName}' that ${describeViolation(first)}`;
+      : `has a key '${shortened(first.propertyName)}' that ${describeViolation(first)}`;
   return new KoshError('invalid_field', `The ${where} '${field}' ${detail}.`, field || undefined);
+}
+
+/** A caller's text quoted in a message: never more than 40 characters of it. */
+function shortened(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
 const TYPE_NAMES: Record<string, string> = {

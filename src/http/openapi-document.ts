@@ -139,6 +139,16 @@ export const EXAMPLES = {
     return_url: 'https://shop.example.com/return',
   },
   CreateRefundRequest: { amount: 2000, metadata: { reason: 'One notebook returned' } },
+  /** As the sandbox answers: cards and UPI are not offered (S2S net banking and wallets only). */
+  Methods: {
+    entity: 'methods',
+    card_networks: { diners: false, amex: false, mastercard: false, rupay: false, visa: false },
+    card_type: { debit: false, credit: false, prepaid: false },
+    card_subtype: { business: false, consumer: false, premium: false },
+    upi: { intent: false, collect: false, payer_account_type: { bank_account: false, credit_card: false } },
+    netbanking: { HDFC: 'HDFC Bank', ICIC: 'ICICI Bank', SBIN: 'State Bank of India', UTIB: 'Axis Bank' },
+    wallet: { airtelmoney: 'Airtel Payments Bank', payzapp: 'PayZapp', phonepe: 'PhonePe Wallet' },
+  },
   CreateWebhookEndpointRequest: {
     url: 'http://localhost:4000/webhooks/kosh',
     enabled_events: ['payment.captured', 'payment.failed', 'order.paid'],
@@ -282,6 +292,27 @@ export function refineDocument(document: JsonObject): JsonObject {
     const schema = components[name];
     if (isObject(schema)) schema.examples = [example];
   }
+
+  // Examples where Swagger UI shows them: on the request bodies and the methods answer.
+  const mediaExample = (content: Json, example: Json) => {
+    for (const media of Object.values(isObject(content) ? content : {})) {
+      if (isObject(media)) media.example = example;
+    }
+  };
+  const bodies: [string, Json][] = [
+    ['POST /v1/orders/', EXAMPLES.CreateOrderRequest],
+    ['POST /v1/payments/create/s2s/', EXAMPLES.NetbankingPaymentRequest],
+    ['POST /v1/payments/{id}/refunds/', EXAMPLES.CreateRefundRequest],
+    ['POST /v1/webhooks/', EXAMPLES.CreateWebhookEndpointRequest],
+  ];
+  for (const [key, example] of bodies) {
+    const [method, path] = key.split(' ') as [string, string];
+    mediaExample(at(refined, [path, method.toLowerCase(), 'requestBody', 'content']), example);
+  }
+  mediaExample(
+    at(refined, ['/v1/payments/methods/', 'get', 'responses', '200', 'content']),
+    EXAMPLES.Methods,
+  );
 
   // Operation ids, and a description of every answer.
   for (const [path, methods] of Object.entries(refined as Record<string, Record<string, JsonObject>>)) {

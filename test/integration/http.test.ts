@@ -143,7 +143,7 @@ describeEachDatabase('HTTP conventions', (harness) => {
         [
           { amount: 5000, currency: 'INR', metadata: { ['k'.repeat(41)]: 1 } },
           'metadata',
-          `has a key '${'k'.repeat(41)}' that must be at most 40 characters long`,
+          `has a key '${'k'.repeat(40)}…' that must be at most 40 characters long`,
         ],
         [
           {
@@ -283,6 +283,15 @@ describeEachDatabase('HTTP conventions', (harness) => {
       }
       const methods = await harness().request('GET', '/v1/payments/methods/', { auth: merchant });
       expect(validatorOf({ $ref: '#/components/schemas/Methods' })(methods.json())).toBe(true);
+      // The documented example says what the sandbox says: no cards, no UPI.
+      const example =
+        document.paths['/v1/payments/methods/'].get.responses['200'].content['application/json'].example;
+      expect(validatorOf({ $ref: '#/components/schemas/Methods' })(example)).toBe(true);
+      expect(example.upi).toEqual(methods.json().upi);
+      expect(example.card_networks).toEqual(methods.json().card_networks);
+      const s2sExample =
+        document.paths['/v1/payments/create/s2s/'].post.requestBody.content['application/json'].example;
+      expect(s2sExample).toEqual(schemas.NetbankingPaymentRequest.examples[0]);
     });
 
     it('serves a browsable reference at /docs', async () => {

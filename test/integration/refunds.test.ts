@@ -372,7 +372,12 @@ describeEachDatabase('refunds', (harness) => {
     ] as const) {
       expect(spec.paths[path]?.[method], `${method} ${path}`).toBeDefined();
     }
-    expect(JSON.stringify(spec.paths['/v1/refunds/{id}/'].get.responses['200'])).toContain('processed_at');
+    expect(
+      spec.paths['/v1/refunds/{id}/'].get.responses['200'].content['application/json'].schema,
+    ).toMatchObject({
+      properties: { data: { $ref: '#/components/schemas/Refund' } },
+    });
+    expect(spec.components.schemas.Refund.properties).toHaveProperty('processed_at');
   });
 
   describe('50 refunds of one payment at once', () => {

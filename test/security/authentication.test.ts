@@ -61,6 +61,7 @@ describeEachDatabase('security: authentication', (harness) => {
         code: 'invalid_credentials',
         message: 'The API key or secret key is not valid.',
         field: null,
+        doc_url: 'http://localhost:3000/docs/errors#invalid_credentials',
       });
     }
   });

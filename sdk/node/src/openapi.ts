@@ -1001,6 +1001,47 @@ export interface components {
             status: "created" | "under_review" | "needs_clarification" | "activated" | "suspended";
             website: string | null;
         };
+        /**
+         * @example {
+         *       "entity": "methods",
+         *       "card_networks": {
+         *         "diners": false,
+         *         "amex": false,
+         *         "mastercard": false,
+         *         "rupay": false,
+         *         "visa": false
+         *       },
+         *       "card_type": {
+         *         "debit": false,
+         *         "credit": false,
+         *         "prepaid": false
+         *       },
+         *       "card_subtype": {
+         *         "business": false,
+         *         "consumer": false,
+         *         "premium": false
+         *       },
+         *       "upi": {
+         *         "intent": false,
+         *         "collect": false,
+         *         "payer_account_type": {
+         *           "bank_account": false,
+         *           "credit_card": false
+         *         }
+         *       },
+         *       "netbanking": {
+         *         "HDFC": "HDFC Bank",
+         *         "ICIC": "ICICI Bank",
+         *         "SBIN": "State Bank of India",
+         *         "UTIB": "Axis Bank"
+         *       },
+         *       "wallet": {
+         *         "airtelmoney": "Airtel Payments Bank",
+         *         "payzapp": "PayZapp",
+         *         "phonepe": "PhonePe Wallet"
+         *       }
+         *     }
+         */
         Methods: {
             card_networks: {
                 amex: boolean;
@@ -4608,6 +4649,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 5000,
+                 *       "currency": "INR",
+                 *       "receipt": "order_rcpt_1042",
+                 *       "metadata": {
+                 *         "cart": "c_77"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateOrderRequest"];
             };
         };
@@ -5408,7 +5459,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 2000,
+                 *       "metadata": {
+                 *         "reason": "One notebook returned"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateRefundRequest"];
+                /**
+                 * @example {
+                 *       "amount": 2000,
+                 *       "metadata": {
+                 *         "reason": "One notebook returned"
+                 *       }
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": components["schemas"]["CreateRefundRequest"];
             };
         };
@@ -5556,7 +5623,35 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 5000,
+                 *       "currency": "INR",
+                 *       "order_id": "order_01m86za5dn3bq3ht8d8hgsw4jr",
+                 *       "method": "netbanking",
+                 *       "bank": "ICIC",
+                 *       "name": "Asha Rao",
+                 *       "email": "asha@example.com",
+                 *       "contact": "+919876543210",
+                 *       "return_url": "https://shop.example.com/return",
+                 *       "description": "Two notebooks"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreatePaymentRequest"];
+                /**
+                 * @example {
+                 *       "amount": 5000,
+                 *       "currency": "INR",
+                 *       "order_id": "order_01m86za5dn3bq3ht8d8hgsw4jr",
+                 *       "method": "netbanking",
+                 *       "bank": "ICIC",
+                 *       "name": "Asha Rao",
+                 *       "email": "asha@example.com",
+                 *       "contact": "+919876543210",
+                 *       "return_url": "https://shop.example.com/return",
+                 *       "description": "Two notebooks"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": components["schemas"]["CreatePaymentRequest"];
             };
         };
@@ -5704,6 +5799,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "entity": "methods",
+                     *       "card_networks": {
+                     *         "diners": false,
+                     *         "amex": false,
+                     *         "mastercard": false,
+                     *         "rupay": false,
+                     *         "visa": false
+                     *       },
+                     *       "card_type": {
+                     *         "debit": false,
+                     *         "credit": false,
+                     *         "prepaid": false
+                     *       },
+                     *       "card_subtype": {
+                     *         "business": false,
+                     *         "consumer": false,
+                     *         "premium": false
+                     *       },
+                     *       "upi": {
+                     *         "intent": false,
+                     *         "collect": false,
+                     *         "payer_account_type": {
+                     *           "bank_account": false,
+                     *           "credit_card": false
+                     *         }
+                     *       },
+                     *       "netbanking": {
+                     *         "HDFC": "HDFC Bank",
+                     *         "ICIC": "ICICI Bank",
+                     *         "SBIN": "State Bank of India",
+                     *         "UTIB": "Axis Bank"
+                     *       },
+                     *       "wallet": {
+                     *         "airtelmoney": "Airtel Payments Bank",
+                     *         "payzapp": "PayZapp",
+                     *         "phonepe": "PhonePe Wallet"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Methods"];
                 };
             };
@@ -6196,6 +6332,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "http://localhost:4000/webhooks/kosh",
+                 *       "enabled_events": [
+                 *         "payment.captured",
+                 *         "payment.failed",
+                 *         "order.paid"
+                 *       ],
+                 *       "description": "Order fulfilment"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
             };
         };
