@@ -151,6 +151,32 @@ for (const kind of DATABASE_KINDS) {
       fs.rmSync(dataDir, { recursive: true, force: true });
     });
 
+    it('runs "Try it out" on /docs from an address other than KOSH_PUBLIC_URL', async () => {
+      // KOSH_PUBLIC_URL says 127.0.0.1; the reference is opened at localhost.
+      const docs = base.replace('127.0.0.1', 'localhost');
+      const reference = await browser.context.newPage();
+      try {
+        await reference.goto(`${docs}/docs/`);
+        await expect(reference.title()).resolves.toBe('Kosh API reference');
+        await reference.click('.btn.authorize');
+        await reference.fill('.auth-container input[type=text]', sandbox.merchant.api_key);
+        await reference.fill('.auth-container input[type=password]', sandbox.merchant.secret_key);
+        await reference.click('.auth-btn-wrapper .btn.modal-btn.auth.authorize');
+        await reference.click('.btn-done');
+        await reference.click('[id*="listPaymentMethods"] .opblock-summary');
+        await reference.click('button.try-out__btn');
+        await reference.click('button.execute');
+        const status = reference.locator('.live-responses-table .response .response-col_status').first();
+        await status.waitFor();
+        await expect(status.textContent()).resolves.toBe('200');
+        await expect(reference.locator('.request-url pre').first().textContent()).resolves.toBe(
+          `${docs}/v1/payments/methods/`,
+        );
+      } finally {
+        await reference.close();
+      }
+    });
+
     it('logs the sandbox merchant in from sandbox-credentials.json; the home page shows the day’s volume', async () => {
       await page.goto(`${base}/dashboard/login/`);
       await check('login');
