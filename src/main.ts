@@ -195,7 +195,16 @@ async function serve(values: Parsed['values']): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   await app.listen({ port: config.port, host: config.host });
   // On the embedded database this process holds the data folder: admin commands come through it.
-  if (container.db.kind === 'pglite') channel = await startAdminChannel(container, config.dataDir);
+  if (container.db.kind === 'pglite') {
+    channel = await startAdminChannel(container, config.dataDir).catch((error: Error) => {
+      // Serving matters more than the channel (a socket path too long for the OS, say).
+      container.log.warn(
+        { err: error },
+        'admin channel not available: admin commands need the server stopped',
+      );
+      return undefined;
+    });
+  }
   if (cluster.isWorker) {
     container.log.debug({ pid: process.pid }, 'worker serving');
     return;
