@@ -155,14 +155,19 @@ export async function startAdminChannel(
   const server = net.createServer((socket) => {
     let input = '';
     socket.setEncoding('utf8');
+    // One command per connection, sent at once: a silent or endless client is cut off.
+    socket.setTimeout(10_000, () => socket.destroy());
     socket.on('error', () => socket.destroy());
-    socket.on('data', (chunk: string) => {
+    const onData = (chunk: string) => {
       input += chunk;
-      if (input.length > 65_536) socket.destroy();
+      if (input.length > 65_536) return socket.destroy();
       const end = input.indexOf('\n');
       if (end < 0) return;
+      socket.off('data', onData);
+      socket.setTimeout(0);
       void answer(input.slice(0, end)).then((reply) => socket.end(`${JSON.stringify(reply)}\n`));
-    });
+    };
+    socket.on('data', onData);
   });
   const answer = async (line: string): Promise<ChannelAnswer> => {
     try {
