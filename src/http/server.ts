@@ -3,7 +3,12 @@ import http from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import type { Logger } from 'pino';
 import type { Container, Services } from '../container.js';
 import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
@@ -36,6 +41,7 @@ import { registerOpsRoutes } from './ops.routes.js';
 import { createRateLimiter } from './rate-limit.js';
 import { ACCESS_URL_MAX, createAccessLogger, RequestLogger } from './request-logger.js';
 import { recordRoutes } from './route-registry.js';
+import { schemaController } from './schema-compilers.js';
 import { documentCommonErrors, ErrorResponse } from './schemas.js';
 import { serviceOf } from './scope.js';
 
@@ -102,6 +108,8 @@ export async function buildServer(container: Container): Promise<App> {
       counter++;
       return `${requestIdPrefix}${counter.toString(36)}`;
     },
+    // Route schemas compiled once per process, not once per server built (./schema-compilers.ts).
+    schemaController: schemaController as FastifyServerOptions['schemaController'],
     ajv: {
       // Never coerce JSON types and never drop unknown fields silently: both are refused with a clear error.
       // All errors are collected so that an unknown field (a typo) is named before the missing one it hides.
