@@ -3,12 +3,7 @@ import http from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyRequest,
-  type FastifyServerOptions,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Container, Services } from '../container.js';
 import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
@@ -109,7 +104,7 @@ export async function buildServer(container: Container): Promise<App> {
       return `${requestIdPrefix}${counter.toString(36)}`;
     },
     // Route schemas compiled once per process, not once per server built (./schema-compilers.ts).
-    schemaController: schemaController as FastifyServerOptions['schemaController'],
+    schemaController,
     ajv: {
       // Never coerce JSON types and never drop unknown fields silently: both are refused with a clear error.
       // All errors are collected so that an unknown field (a typo) is named before the missing one it hides.
