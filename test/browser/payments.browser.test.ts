@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMerchant } from '../../examples/merchant/app.js';
 import { type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
@@ -46,6 +46,13 @@ const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
 
 /** Every choice on an html_form bank and a redirect wallet; the plain three on the other codes too. */
 const WALKED = new Set(['ICIC', 'payzapp']);
+
+/**
+ * Pages walked at once. Every page costs Chromium processes on two cores shared with two other test
+ * files; at vitest's default of five, a walk that takes 3 s alone took up to 19 s while the CLI and
+ * dashboard files ran beside it, and now and then more than the test's 30 s (docs/testing.md).
+ */
+vi.setConfig({ maxConcurrency: 3 });
 
 for (const kind of DATABASE_KINDS) {
   // The cases are independent payments, each in its own page: they run at once (the browser and

@@ -17,6 +17,14 @@ const FLAGS = [
   '--disable-sync',
 ];
 
+/**
+ * How long one browser step (a navigation, a click, a read of an element) may take. Below the
+ * test's own 30 s limit, so that a slow step fails as itself — Playwright names what it waited
+ * for ("waiting for navigation to …", "waiting for locator('#payment-status')") — instead of the
+ * bare test timeout that says nothing.
+ */
+export const STEP_TIMEOUT_MS = 15_000;
+
 export interface LaunchedBrowser {
   context: BrowserContext;
   close(): Promise<void>;
@@ -35,6 +43,8 @@ export async function launchBrowser(): Promise<LaunchedBrowser> {
     headless: true,
     args: FLAGS,
   });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
   return {
     context,
     async close() {
