@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Container } from '../container.js';
 import { KoshError } from '../domain/errors.js';
-import type { Mode } from '../domain/principal.js';
+import type { Mode } from '../domain/scope.js';
 import { sealSecrets } from '../security/sealed-columns.js';
 
 /** A mistake in the command line: the usage is printed with it. */

@@ -1,4 +1,4 @@
-import type { Mode } from '../domain/principal.js';
+import type { Mode } from '../domain/scope.js';
 
 /**
  * The boundary between Kosh and a payment provider (a bank, a wallet, a gateway that holds the bank

@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.js';
 import { KoshError } from '../domain/errors.js';
-import type { Mode } from '../domain/principal.js';
+import type { Mode } from '../domain/scope.js';
 import type { Connector } from './connector.js';
 
 /** A connector and the provider account it speaks for (null for the sandbox). */

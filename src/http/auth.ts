@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KoshError } from '../domain/errors.js';
-import type { AccountKind, Principal } from '../domain/principal.js';
+import type { AccountKind } from '../domain/scope.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
+import type { Principal } from '../modules/accounts/principal.js';
 import type { RateLimiter } from './rate-limit.js';
 import { RequestLogger } from './request-logger.js';
 

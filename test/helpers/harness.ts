@@ -5,7 +5,7 @@ import qs from 'qs';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type Container, type ContainerOptions, createContainer } from '../../src/container.js';
-import type { Mode } from '../../src/domain/principal.js';
+import type { Mode } from '../../src/domain/scope.js';
 import type { App } from '../../src/http/app-types.js';
 import { buildServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';

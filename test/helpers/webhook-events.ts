@@ -1,4 +1,4 @@
-import type { Mode } from '../../src/domain/principal.js';
+import type { Mode } from '../../src/domain/scope.js';
 import type { EventType } from '../../src/modules/events/events.service.js';
 import type { Harness, TestAccount } from './harness.js';
 

@@ -210,7 +210,7 @@ describeEachDatabase(
       let made: string | undefined;
       await expect(
         services.idempotency.execute(
-          { ...principal, accountKind: 'merchant', accountName: 'x', apiKey: merchant.credentials.api_key },
+          principal,
           'live-refund-crash-1',
           requestFingerprint('POST', path, body),
           'phased',

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/db.js';
-import type { AccountKind, Mode } from '../../domain/principal.js';
+import type { AccountKind, Mode } from '../../domain/scope.js';
 
 export type AccountStatus = 'created' | 'under_review' | 'needs_clarification' | 'activated' | 'suspended';
 

@@ -2,7 +2,7 @@ import type { Db, Queryable } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
-import type { AccountKind, Mode, Principal } from '../../domain/principal.js';
+import type { AccountKind, Mode } from '../../domain/scope.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { AccountRow, AccountStatus, AccountsRepo, ApiKeyRow, KeyRow } from './accounts.repo.js';
@@ -15,6 +15,7 @@ import {
   verifiedSecret,
   verifiedSecretMatches,
 } from './credentials.js';
+import type { Principal } from './principal.js';
 
 export interface Credentials {
   account_id: string;

@@ -1,7 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { unixSeconds } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
-import type { Principal } from '../../domain/principal.js';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/schemas.js';
@@ -9,6 +8,7 @@ import type { ServiceOf } from '../../http/scope.js';
 import type { MerchantsService } from '../merchants/merchants.service.js';
 import type { ApiKeyRow } from './accounts.repo.js';
 import type { AccountsService } from './accounts.service.js';
+import type { Principal } from './principal.js';
 
 export const ApiKey = Type.Object({
   api_key: Type.String(),

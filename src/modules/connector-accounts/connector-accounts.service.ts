@@ -11,7 +11,7 @@ import { type Clock, unixSeconds } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
-import type { Principal } from '../../domain/principal.js';
+import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
 import type { ConnectorAccountRow, ConnectorAccountsRepo } from './connector-accounts.repo.js';
 import type { ConnectorAccount, CreateConnectorAccountBody } from './connector-accounts.schemas.js';
@@ -78,8 +78,8 @@ function checkCredentials(connector: ProviderName, credentials: Record<string, s
   }
 }
 
-function requireLive(principal: Pick<Principal, 'mode'>): void {
-  if (principal.mode !== 'live') {
+function requireLive(scope: Pick<Scope, 'mode'>): void {
+  if (scope.mode !== 'live') {
     throw new KoshError(
       'live_mode_required',
       'Provider accounts carry live payments only: use a live key. Test mode always uses the sandbox.',
@@ -104,15 +104,15 @@ export function createConnectorAccountsService(deps: {
   const view = (row: ConnectorAccountRow) => toConnectorAccount(row, publicUrl);
 
   return {
-    async create(principal: Principal, input: CreateConnectorAccountBody): Promise<ConnectorAccount> {
-      requireLive(principal);
+    async create(scope: Scope, input: CreateConnectorAccountBody): Promise<ConnectorAccount> {
+      requireLive(scope);
       checkCredentials(input.connector, input.credentials);
       const kind: ProviderKind = PROVIDERS[input.connector];
       const id = ids.next('ca');
       const pick = (fields: readonly string[]) =>
         Object.fromEntries(fields.map((field) => [field, input.credentials[field] as string]));
       const secrets = pick(kind.secretFields);
-      const row = { id, account_id: principal.accountId };
+      const row = { id, account_id: scope.accountId };
       const inserted = await repo.insert(db, {
         ...row,
         connector: input.connector,
@@ -124,35 +124,32 @@ export function createConnectorAccountsService(deps: {
         created_at: clock.now(),
       });
       if (inserted) return view(inserted);
-      const active = await repo.active(db, principal.accountId);
+      const active = await repo.active(db, scope.accountId);
       throw new KoshError(
         'connector_account_active',
         `This merchant's live payments already go to ${active?.id ?? 'another account'}; disable it first (DELETE /v1/connector-accounts/${active?.id ?? '<id>'}/).`,
       );
     },
 
-    async get(principal: Principal, id: string): Promise<ConnectorAccount> {
-      requireLive(principal);
-      const row = await repo.find(db, principal.accountId, id);
+    async get(scope: Scope, id: string): Promise<ConnectorAccount> {
+      requireLive(scope);
+      const row = await repo.find(db, scope.accountId, id);
       if (!row) throw notFound('connector account', id);
       return view(row);
     },
 
-    async list(
-      principal: Principal,
-      query: { limit?: number; cursor?: string },
-    ): Promise<Page<ConnectorAccount>> {
-      requireLive(principal);
+    async list(scope: Scope, query: { limit?: number; cursor?: string }): Promise<Page<ConnectorAccount>> {
+      requireLive(scope);
       const page = pageRequest('ca', query);
-      return toPage(await repo.list(db, principal.accountId, page), page.limit, view);
+      return toPage(await repo.list(db, scope.accountId, page), page.limit, view);
     },
 
     /** Disables it: new live payments are refused until another is added; started ones still settle. */
-    async disable(principal: Principal, id: string): Promise<ConnectorAccount> {
-      requireLive(principal);
-      const disabled = await repo.disable(db, principal.accountId, id, clock.now());
+    async disable(scope: Scope, id: string): Promise<ConnectorAccount> {
+      requireLive(scope);
+      const disabled = await repo.disable(db, scope.accountId, id, clock.now());
       if (disabled) return view(disabled);
-      const row = await repo.find(db, principal.accountId, id);
+      const row = await repo.find(db, scope.accountId, id);
       if (!row) throw notFound('connector account', id);
       return view(row);
     },

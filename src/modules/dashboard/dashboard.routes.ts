@@ -4,7 +4,7 @@ import { type TSchema, Type } from 'typebox';
 import type { Services } from '../../container.js';
 import { ERROR_CATALOGUE, KoshError } from '../../domain/errors.js';
 import type { Page as ListPage } from '../../domain/pagination.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 import type { App } from '../../http/app-types.js';
 import { toKoshError } from '../../http/errors.js';
 import { toApiKey } from '../accounts/keys.routes.js';

@@ -5,7 +5,8 @@ import { isUniqueViolation } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
-import type { AccountKind, Mode, Principal } from '../../domain/principal.js';
+import type { AccountKind, Mode } from '../../domain/scope.js';
+import type { Principal } from '../accounts/principal.js';
 import {
   decoyHash,
   hashPassword,

@@ -3,7 +3,7 @@ import { type Clock, unixSeconds } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
 import { type IdGenerator, looksLikeId } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
-import type { Mode, Principal } from '../../domain/principal.js';
+import type { Mode, Scope } from '../../domain/scope.js';
 import type { EventRow, EventsRepo } from './events.repo.js';
 
 export type EventType =
@@ -58,26 +58,24 @@ export function createEventsService(deps: { db: Db; repo: EventsRepo; ids: IdGen
       });
     },
 
-    async get(principal: Principal, id: string): Promise<Event> {
-      const row = looksLikeId('evt', id)
-        ? await repo.find(db, principal.accountId, principal.mode, id)
-        : undefined;
+    async get(scope: Scope, id: string): Promise<Event> {
+      const row = looksLikeId('evt', id) ? await repo.find(db, scope.accountId, scope.mode, id) : undefined;
       if (!row) throw notFound('event', id);
       return toEvent(row);
     },
 
     /** A payment's timeline: the events that carry it, oldest first (at most 100). */
-    async forPayment(principal: Principal, paymentId: string): Promise<Event[]> {
-      const rows = await repo.forPayment(db, principal.accountId, principal.mode, paymentId, 100);
+    async forPayment(scope: Scope, paymentId: string): Promise<Event[]> {
+      const rows = await repo.forPayment(db, scope.accountId, scope.mode, paymentId, 100);
       return rows.map(toEvent);
     },
 
     async list(
-      principal: Principal,
+      scope: Scope,
       query: { limit?: number; cursor?: string; type?: string; delivery_success?: boolean },
     ): Promise<Page<Event>> {
       const page = pageRequest('evt', query);
-      const rows = await repo.list(db, principal.accountId, principal.mode, page, {
+      const rows = await repo.list(db, scope.accountId, scope.mode, page, {
         type: query.type,
         deliverySuccess: query.delivery_success,
       });

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/db.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 
 /** A completed response as it is stored and replayed: status, the headers the handler set, exact body bytes. */
 export interface StoredResponse {

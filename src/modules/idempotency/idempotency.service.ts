@@ -4,7 +4,7 @@ import type { Clock } from '../../domain/clock.js';
 import { ERROR_CATALOGUE, KoshError } from '../../domain/errors.js';
 import type { Failpoints } from '../../domain/failpoints.js';
 import { type IdGenerator, seededIds } from '../../domain/ids.js';
-import type { Principal } from '../../domain/principal.js';
+import type { Scope } from '../../domain/scope.js';
 import type { Job } from '../../jobs/runner.js';
 import type { KeyRing } from '../../security/keyring.js';
 import type { Claim, IdempotencyRepo, KeyScope, StoredResponse } from './idempotency.repo.js';
@@ -115,13 +115,13 @@ export function createIdempotencyService(deps: {
      * and ends its lock, so a retry resumes it.
      */
     async execute(
-      principal: Principal,
+      owner: Scope,
       key: string,
       fingerprint: Buffer,
       mode: IdempotencyMode,
       work: (context: KeyedWork) => Promise<StoredResponse>,
     ): Promise<IdempotentResult> {
-      const scope = { accountId: principal.accountId, mode: principal.mode, key };
+      const scope = { accountId: owner.accountId, mode: owner.mode, key };
       const local = `${scope.accountId}\0${scope.mode}\0${key}`;
       const inProcess = running.get(local);
       if (inProcess) {

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 
 export interface DocumentRow {
   id: string;

@@ -7,7 +7,7 @@ import { unixSeconds } from '../../domain/clock.js';
 import { KoshError } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
-import type { Principal } from '../../domain/principal.js';
+import type { Scope } from '../../domain/scope.js';
 import type { DocumentRow, DocumentsRepo } from './documents.repo.js';
 import { detectMime, fileNameProblem } from './file-signature.js';
 import type { MerchantsService } from './merchants.service.js';
@@ -114,12 +114,12 @@ export function createDocumentsService(deps: {
      * dead attempt committed, so one upload is one file and one document whatever happens.
      */
     async upload(
-      principal: Principal,
+      scope: Scope,
       merchantId: string,
       upload: Upload,
       options: { ids?: IdGenerator } = {},
     ): Promise<KycDocument> {
-      await merchants.owned(db, principal, merchantId);
+      await merchants.owned(db, scope, merchantId);
       const { documentType, content, mime } = check(upload);
       const idSource = options.ids ?? ids;
       const id = idSource.next('doc');
@@ -143,7 +143,7 @@ export function createDocumentsService(deps: {
       await writeOnce(file, content);
       try {
         return await db.transaction(async (tx) => {
-          const profile = await merchants.owned(tx, principal, merchantId, true);
+          const profile = await merchants.owned(tx, scope, merchantId, true);
           if (profile.status === 'suspended') {
             throw new KoshError('state_conflict', 'Documents cannot be added to a suspended merchant.');
           }
@@ -171,11 +171,11 @@ export function createDocumentsService(deps: {
     },
 
     async list(
-      principal: Principal,
+      scope: Scope,
       merchantId: string,
       query: { limit?: number; cursor?: string },
     ): Promise<Page<KycDocument>> {
-      const profile = await merchants.owned(db, principal, merchantId);
+      const profile = await merchants.owned(db, scope, merchantId);
       const page = pageRequest('doc', query);
       const rows = await repo.list(db, profile.account_id, profile.mode, page);
       return toPage(rows, page.limit, toDocument);

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 import type { AccountStatus } from '../accounts/accounts.repo.js';
 import type { BusinessType } from './kyc-formats.js';
 

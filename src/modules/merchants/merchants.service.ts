@@ -3,7 +3,7 @@ import type { Db, Queryable } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
-import type { Mode, Principal } from '../../domain/principal.js';
+import type { Mode, Scope } from '../../domain/scope.js';
 import type { AccountsService, Credentials } from '../accounts/accounts.service.js';
 import type { MethodsConfig } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
@@ -89,14 +89,8 @@ export function createMerchantsService(deps: {
   const { db, clock, accounts, methods, onboarding, repos } = deps;
 
   /** The partner's own merchant, in the mode of its key; anything else is "not found". */
-  async function owned(q: Queryable, principal: Principal, merchantId: string, forUpdate = false) {
-    const profile = await repos.merchants.findProfile(
-      q,
-      principal.accountId,
-      principal.mode,
-      merchantId,
-      forUpdate,
-    );
+  async function owned(q: Queryable, scope: Scope, merchantId: string, forUpdate = false) {
+    const profile = await repos.merchants.findProfile(q, scope.accountId, scope.mode, merchantId, forUpdate);
     if (!profile) throw notFound('merchant', merchantId);
     return profile;
   }
@@ -109,7 +103,7 @@ export function createMerchantsService(deps: {
     },
 
     async create(
-      principal: Principal,
+      scope: Scope,
       input: CreateMerchantBody,
     ): Promise<Merchant & { credentials: Omit<Credentials, 'account_id'> }> {
       if (!(await repos.merchants.categoryExists(db, input.business_category))) {
@@ -129,13 +123,13 @@ export function createMerchantsService(deps: {
         const account = await accounts.createAccount(tx, {
           kind: 'merchant',
           name: input.display_name.trim(),
-          partnerId: principal.accountId,
-          sandbox: principal.mode === 'test',
+          partnerId: scope.accountId,
+          sandbox: scope.mode === 'test',
         });
         await repos.merchants.insertProfile(tx, {
           account_id: account.id,
-          partner_id: principal.accountId,
-          mode: principal.mode,
+          partner_id: scope.accountId,
+          mode: scope.mode,
           legal_name: input.legal_name.trim(),
           email: input.email,
           contact: input.contact,
@@ -155,13 +149,13 @@ export function createMerchantsService(deps: {
       });
     },
 
-    async get(principal: Principal, merchantId: string): Promise<Merchant> {
-      return merchantView(db, repos, await owned(db, principal, merchantId));
+    async get(scope: Scope, merchantId: string): Promise<Merchant> {
+      return merchantView(db, repos, await owned(db, scope, merchantId));
     },
 
-    async list(principal: Principal, query: { limit?: number; cursor?: string }): Promise<Page<Merchant>> {
+    async list(scope: Scope, query: { limit?: number; cursor?: string }): Promise<Page<Merchant>> {
       const page = pageRequest('mid', query);
-      const rows = await repos.merchants.listProfiles(db, principal.accountId, principal.mode, page);
+      const rows = await repos.merchants.listProfiles(db, scope.accountId, scope.mode, page);
       const views = new Map(
         (await merchantViews(db, repos, rows.slice(0, page.limit))).map((view) => [view.id, view]),
       );
@@ -173,18 +167,14 @@ export function createMerchantsService(deps: {
      * Bank details can be (re)submitted until the merchant goes to review. Test mode simulates the
      * penny drop; live mode leaves the account pending until the operator's review.
      */
-    async setBankDetails(
-      principal: Principal,
-      merchantId: string,
-      input: BankDetailsBody,
-    ): Promise<Merchant> {
+    async setBankDetails(scope: Scope, merchantId: string, input: BankDetailsBody): Promise<Merchant> {
       const bankCode = input.ifsc.slice(0, 4);
       const bankName = IFSC_BANKS[bankCode];
       if (!bankName) throw invalid('ifsc', `The IFSC bank code '${bankCode}' is not a bank Kosh settles to.`);
       const beneficiary = input.beneficiary_name.trim().replace(/\s+/g, ' ');
       const mismatch = beneficiary.toUpperCase().includes(PENNY_DROP_MISMATCH_MARKER);
       return db.transaction(async (tx) => {
-        const profile = await owned(tx, principal, merchantId, true);
+        const profile = await owned(tx, scope, merchantId, true);
         if (profile.status !== 'created' && profile.status !== 'needs_clarification') {
           throw new KoshError(
             'state_conflict',
@@ -210,13 +200,9 @@ export function createMerchantsService(deps: {
     },
 
     /** Keys for the merchant, shown once. Live keys only once activated, never for a test-mode merchant. */
-    async issueKey(
-      principal: Principal,
-      merchantId: string,
-      mode: Mode,
-    ): Promise<Omit<Credentials, 'account_id'>> {
+    async issueKey(scope: Scope, merchantId: string, mode: Mode): Promise<Omit<Credentials, 'account_id'>> {
       return db.transaction(async (tx) => {
-        const profile = await owned(tx, principal, merchantId);
+        const profile = await owned(tx, scope, merchantId);
         if (mode === 'live' && profile.mode === 'test') {
           throw new KoshError(
             'account_not_activated',
@@ -229,11 +215,7 @@ export function createMerchantsService(deps: {
     },
 
     /** Enables or disables the merchant's banks and wallets in the mode it was onboarded in. */
-    async updateMethods(
-      principal: Principal,
-      merchantId: string,
-      input: MethodsBody,
-    ): Promise<MethodsConfig> {
+    async updateMethods(scope: Scope, merchantId: string, input: MethodsBody): Promise<MethodsConfig> {
       if (input.netbanking === undefined && input.wallet === undefined) {
         throw new KoshError(
           'invalid_body',
@@ -241,7 +223,7 @@ export function createMerchantsService(deps: {
         );
       }
       return db.transaction(async (tx) => {
-        const profile = await owned(tx, principal, merchantId);
+        const profile = await owned(tx, scope, merchantId);
         return methods.update(tx, profile.account_id, profile.mode, (current) => ({
           ...current,
           netbanking: applyToggles(current.netbanking, input.netbanking, SANDBOX_BANKS, 'netbanking'),

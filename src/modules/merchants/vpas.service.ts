@@ -5,7 +5,7 @@ import { unixSeconds } from '../../domain/clock.js';
 import { KoshError } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
-import type { Principal } from '../../domain/principal.js';
+import type { Scope } from '../../domain/scope.js';
 import type { MerchantsService } from './merchants.service.js';
 import type { VpaRow, VpasRepo } from './vpas.repo.js';
 
@@ -68,12 +68,12 @@ export function createVpasService(deps: {
   const addressPattern = new RegExp(`^[a-z0-9]{3,20}\\.[a-z0-9]{6}@${handle}$`);
 
   return {
-    async generate(principal: Principal, merchantId: string, input: { descriptor?: string }): Promise<Vpa> {
-      await merchants.owned(db, principal, merchantId);
+    async generate(scope: Scope, merchantId: string, input: { descriptor?: string }): Promise<Vpa> {
+      await merchants.owned(db, scope, merchantId);
       for (let attempt = 1; ; attempt++) {
         try {
           return await db.transaction(async (tx) => {
-            const profile = await merchants.owned(tx, principal, merchantId, true);
+            const profile = await merchants.owned(tx, scope, merchantId, true);
             if (profile.status === 'suspended') {
               throw new KoshError('state_conflict', 'A suspended merchant cannot get a new VPA.');
             }
@@ -99,11 +99,11 @@ export function createVpasService(deps: {
     },
 
     async list(
-      principal: Principal,
+      scope: Scope,
       merchantId: string,
       query: { limit?: number; cursor?: string },
     ): Promise<Page<Vpa>> {
-      const profile = await merchants.owned(db, principal, merchantId);
+      const profile = await merchants.owned(db, scope, merchantId);
       const page = pageRequest('vpa', query);
       const rows = await repo.list(db, profile.account_id, profile.mode, page);
       return toPage(rows, page.limit, toVpa);

@@ -1,5 +1,5 @@
 import type { Db, Queryable } from '../../db/db.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
 import { emptyMethods, type MethodsConfig, sandboxMethods } from './methods.js';
 

@@ -5,7 +5,7 @@ import { notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type AmountLimits, checkAmount } from '../../domain/money.js';
 import { type Page, pageRequest, timeRange, toPage } from '../../domain/pagination.js';
-import type { Principal } from '../../domain/principal.js';
+import type { Scope } from '../../domain/scope.js';
 import type { OrderRow, OrderStatus, OrdersRepo } from './orders.repo.js';
 import type { CreateOrderBody, Order, OrderListQuery } from './orders.schemas.js';
 
@@ -40,12 +40,12 @@ export function createOrdersService(deps: {
   const { db, repo, ids, clock, amountLimits } = deps;
 
   return {
-    async create(principal: Principal, input: CreateOrderBody): Promise<Order> {
+    async create(scope: Scope, input: CreateOrderBody): Promise<Order> {
       checkAmount(input.amount, input.currency, amountLimits);
       const row = await repo.insert(db, {
         id: ids.next('order'),
-        accountId: principal.accountId,
-        mode: principal.mode,
+        accountId: scope.accountId,
+        mode: scope.mode,
         amount: input.amount,
         currency: input.currency,
         receipt: input.receipt ?? null,
@@ -55,8 +55,8 @@ export function createOrdersService(deps: {
       return toOrder(row);
     },
 
-    async get(principal: Principal, id: string): Promise<Order> {
-      const row = await repo.find(db, principal.accountId, principal.mode, id);
+    async get(scope: Scope, id: string): Promise<Order> {
+      const row = await repo.find(db, scope.accountId, scope.mode, id);
       if (!row) throw notFound('order', id);
       return toOrder(row);
     },
@@ -68,7 +68,7 @@ export function createOrdersService(deps: {
     async findForPayment(
       tx: Queryable,
       accountId: string,
-      mode: Principal['mode'],
+      mode: Scope['mode'],
       id: string,
       lock: boolean,
     ): Promise<OrderRow | undefined> {
@@ -94,9 +94,9 @@ export function createOrdersService(deps: {
       });
     },
 
-    async list(principal: Principal, query: OrderListQuery): Promise<Page<Order>> {
+    async list(scope: Scope, query: OrderListQuery): Promise<Page<Order>> {
       const page = pageRequest('order', query);
-      const rows = await repo.list(db, principal.accountId, principal.mode, page, {
+      const rows = await repo.list(db, scope.accountId, scope.mode, page, {
         status: query.status,
         receipt: query.receipt,
         ...timeRange(query),

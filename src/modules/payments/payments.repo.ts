@@ -1,7 +1,7 @@
 import type { NextStep } from '../../connectors/connector.js';
 import type { PreparedStatement, Queryable } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 import type { PaymentStatus } from './payment.transitions.js';
 
 export interface PaymentRow {

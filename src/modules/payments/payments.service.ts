@@ -5,7 +5,7 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, timeRange, toPage } from '../../domain/pagination.js';
-import type { Principal } from '../../domain/principal.js';
+import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
 import { offerable } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
@@ -100,11 +100,11 @@ export function createPaymentsService(deps: {
      * that inserts the payment; the order's own errors are worked out from what that statement saw.
      */
     async create(
-      principal: Principal,
+      scope: Scope,
       input: CreatePaymentBody,
       options: CreatePaymentOptions = {},
     ): Promise<{ payment_id: string; next: Action[] }> {
-      const { accountId, mode } = principal;
+      const { accountId, mode } = scope;
       checkPaymentFields(input, mode);
       // The order's errors come before the method's and the connector's: when either of those is
       // wrong, the order is read first so that the caller hears about the order.
@@ -185,8 +185,8 @@ export function createPaymentsService(deps: {
       return respond(actionOf(await initiation.start(row, bound.connector)));
     },
 
-    async get(principal: Principal, id: string): Promise<Payment> {
-      const row = await repo.find(db, principal.accountId, principal.mode, id);
+    async get(scope: Scope, id: string): Promise<Payment> {
+      const row = await repo.find(db, scope.accountId, scope.mode, id);
       if (!row) throw notFound('payment', id);
       return toPayment(row);
     },
@@ -195,13 +195,13 @@ export function createPaymentsService(deps: {
      * Newest first, narrowed by the query's filters; `forOrder` (the order's own list) answers 404
      * for an order not found, where the `order_id` filter just finds nothing.
      */
-    async list(principal: Principal, query: PaymentListQuery, forOrder?: string): Promise<Page<Payment>> {
+    async list(scope: Scope, query: PaymentListQuery, forOrder?: string): Promise<Page<Payment>> {
       if (forOrder !== undefined) {
-        const order = await orders.findForPayment(db, principal.accountId, principal.mode, forOrder, false);
+        const order = await orders.findForPayment(db, scope.accountId, scope.mode, forOrder, false);
         if (!order) throw notFound('order', forOrder);
       }
       const page = pageRequest('pay', query);
-      const rows = await repo.list(db, principal.accountId, principal.mode, page, {
+      const rows = await repo.list(db, scope.accountId, scope.mode, page, {
         orderId: forOrder ?? query.order_id,
         status: query.status,
         method: query.method,
@@ -218,11 +218,11 @@ export function createPaymentsService(deps: {
      * Today's and the last 30 days' captured volume and counts, the success rate's parts, and the
      * captured amount of each of the 30 days (UTC), oldest first: the dashboard's home page.
      */
-    async summary(principal: Principal) {
+    async summary(scope: Scope) {
       const now = clock.now();
       const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
       const since = new Date(today.getTime() - 29 * 86_400_000);
-      const found = await repo.capturedByDay(db, principal.accountId, principal.mode, since);
+      const found = await repo.capturedByDay(db, scope.accountId, scope.mode, since);
       const byDay = new Map(found.days.map((row) => [row.day, row]));
       const days = Array.from({ length: 30 }, (_, i) => {
         const day = new Date(since.getTime() + i * 86_400_000).toISOString().slice(0, 10);
@@ -243,7 +243,7 @@ export function createPaymentsService(deps: {
     },
 
     /** The key of the return POST's signature; made on first use and stable afterwards. */
-    async returnSigningSecret(accountId: string, mode: Principal['mode']): Promise<string> {
+    async returnSigningSecret(accountId: string, mode: Scope['mode']): Promise<string> {
       // Stored encrypted, bound to the account and mode; the first use makes it.
       const context = `return_signing_secret:${accountId}:${mode}`;
       const fresh = keyring.encrypt(`rss_${randomBytes(32).toString('base64url')}`, context);

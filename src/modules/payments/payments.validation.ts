@@ -1,5 +1,5 @@
 import { KoshError } from '../../domain/errors.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 import type { CreatePaymentBody } from './payments.schemas.js';
 
 const CONTACT = /^\+?[0-9]{8,15}$/;

@@ -3,7 +3,7 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
-import type { Principal } from '../../domain/principal.js';
+import type { Scope } from '../../domain/scope.js';
 import type { EventsService } from '../events/events.service.js';
 import { SYNC_LEASE_MS } from '../payments/payment-sync.js';
 import { toPayment } from '../payments/payments.model.js';
@@ -17,8 +17,6 @@ export interface CreateRefundOptions {
   /** A keyed request's seeded ids: a retry after a crash finds the refund the dead attempt recorded. */
   ids?: IdGenerator;
 }
-
-type Scope = Pick<Principal, 'accountId' | 'mode'>;
 
 /** What a refund is asked to be; the rest (account, order, currency, connector) comes from its payment. */
 type RefundRequest = Pick<NewRefund, 'id' | 'amount' | 'speed' | 'receipt' | 'metadata' | 'automatic'>;
@@ -114,18 +112,18 @@ export function createRefundsService(deps: {
      * provider. A keyed request resumed after a crash carries on with the refund it recorded.
      */
     async create(
-      principal: Scope,
+      scope: Scope,
       paymentId: string,
       input: CreateRefundBody,
       options: CreateRefundOptions = {},
     ): Promise<Refund> {
       const id = (options.ids ?? ids).next('rfnd');
-      const resumed = options.ids ? await repo.find(db, principal.accountId, principal.mode, id) : undefined;
+      const resumed = options.ids ? await repo.find(db, scope.accountId, scope.mode, id) : undefined;
       if (resumed) {
         const sent = resumed.submitted_at || resumed.status !== 'pending';
         return toRefund(sent ? resumed : await execution.submit(resumed, false));
       }
-      const payment = await payments.find(db, principal.accountId, principal.mode, paymentId);
+      const payment = await payments.find(db, scope.accountId, scope.mode, paymentId);
       if (!payment) throw notFound('payment', paymentId);
       if (payment.status !== 'captured') throw paymentNotCaptured(payment);
       const amount = input.amount ?? Number(payment.amount) - Number(payment.amount_refunded);
@@ -144,7 +142,7 @@ export function createRefundsService(deps: {
       );
       if (!refund) {
         // The compare-and-set did not hold: say why, from the payment as it is now.
-        const now = await payments.find(db, principal.accountId, principal.mode, paymentId);
+        const now = await payments.find(db, scope.accountId, scope.mode, paymentId);
         if (!now) throw notFound('payment', paymentId);
         if (now.status !== 'captured') throw paymentNotCaptured(now);
         throw exceedsCaptured(now, amount);
@@ -167,20 +165,20 @@ export function createRefundsService(deps: {
       return refund && execution.submit(refund, false);
     },
 
-    async get(principal: Scope, id: string): Promise<Refund> {
-      const row = await repo.find(db, principal.accountId, principal.mode, id);
+    async get(scope: Scope, id: string): Promise<Refund> {
+      const row = await repo.find(db, scope.accountId, scope.mode, id);
       if (!row) throw notFound('refund', id);
       return toRefund(row);
     },
 
     /** Newest first; `forPayment` (the payment's own list) answers 404 for a payment not found. */
-    async list(principal: Scope, query: RefundListQuery, forPayment?: string): Promise<Page<Refund>> {
+    async list(scope: Scope, query: RefundListQuery, forPayment?: string): Promise<Page<Refund>> {
       if (forPayment !== undefined) {
-        const payment = await payments.find(db, principal.accountId, principal.mode, forPayment);
+        const payment = await payments.find(db, scope.accountId, scope.mode, forPayment);
         if (!payment) throw notFound('payment', forPayment);
       }
       const page = pageRequest('rfnd', query);
-      const rows = await repo.list(db, principal.accountId, principal.mode, page, {
+      const rows = await repo.list(db, scope.accountId, scope.mode, page, {
         paymentId: forPayment ?? query.payment_id,
         status: query.status,
       });

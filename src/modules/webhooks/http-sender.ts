@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../../db/db.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 import { checkUrlShape, guardedLookup, type Resolver } from './url-safety.js';
 
 /** Only this much of a receiver's answer is kept in the attempt log. */

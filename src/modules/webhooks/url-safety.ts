@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { KoshError } from '../../domain/errors.js';
-import type { Mode } from '../../domain/principal.js';
+import type { Mode } from '../../domain/scope.js';
 import { isLoopback, specialPurposeBlock } from './special-addresses.js';
 
 /**

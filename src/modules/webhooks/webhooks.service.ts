@@ -3,7 +3,7 @@ import { type Clock, unixSeconds } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { type IdGenerator, looksLikeId } from '../../domain/ids.js';
 import { MAX_PAGE_SIZE, type Page, pageRequest, toPage } from '../../domain/pagination.js';
-import type { Principal } from '../../domain/principal.js';
+import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
 import type { AttemptRow, DeliveriesRepo, DeliveryRow } from './deliveries.repo.js';
 import { newWebhookSecret } from './signing.js';
@@ -78,27 +78,27 @@ export function createWebhooksService(deps: {
   allowLoopback: boolean;
 }) {
   const { db, repo, deliveries, ids, clock, resolver, keyring, allowLoopback } = deps;
-  const policy = (principal: Principal) => ({ mode: principal.mode, allowLoopback });
+  const policy = (scope: Scope) => ({ mode: scope.mode, allowLoopback });
   /** Signing secrets are stored encrypted, bound to their endpoint. */
   const seal = (endpointId: string, secret: string) =>
     keyring.encrypt(secret, endpointSecretContext(endpointId));
 
   /** The caller's endpoint or a 404: another account's or mode's endpoint is indistinguishable from none. */
   async function owned(
-    principal: Principal,
+    scope: Scope,
     id: string,
     handle: Queryable = db,
     forUpdate = false,
   ): Promise<EndpointRow> {
     const row = looksLikeId('whk', id)
-      ? await repo.find(handle, principal.accountId, principal.mode, id, forUpdate)
+      ? await repo.find(handle, scope.accountId, scope.mode, id, forUpdate)
       : undefined;
     if (!row) throw notFound('webhook endpoint', id);
     return row;
   }
 
-  async function resumeCreation(principal: Principal, id: string, secret: string): Promise<EndpointRow> {
-    await owned(principal, id);
+  async function resumeCreation(scope: Scope, id: string, secret: string): Promise<EndpointRow> {
+    await owned(scope, id);
     const row = await repo.replaceSecret(db, id, seal(id, secret), clock.now());
     if (!row) throw notFound('webhook endpoint', id);
     return row;
@@ -106,16 +106,16 @@ export function createWebhooksService(deps: {
 
   /** A page of the event's deliveries, newest first, each with every attempt. */
   async function deliveriesOf(
-    principal: Principal,
+    scope: Scope,
     eventId: string,
     query: { limit?: number; cursor?: string } = {},
   ): Promise<Page<Delivery>> {
     const page = pageRequest('msg', query);
-    const rows = await deliveries.listForEvent(db, principal.accountId, principal.mode, eventId, page);
+    const rows = await deliveries.listForEvent(db, scope.accountId, scope.mode, eventId, page);
     const attempts = await deliveries.attemptsFor(
       db,
-      principal.accountId,
-      principal.mode,
+      scope.accountId,
+      scope.mode,
       rows.slice(0, page.limit).map((row) => row.id),
     );
     return toPage(rows, page.limit, (row) =>
@@ -133,50 +133,48 @@ export function createWebhooksService(deps: {
      * since its secret was never shown, gives it a new one to show.
      */
     async create(
-      principal: Principal,
+      scope: Scope,
       input: CreateEndpointBody,
       options: { ids?: IdGenerator } = {},
     ): Promise<Endpoint> {
       // The URL check resolves the host: outside any transaction, before anything is written.
-      const url = await validateWebhookUrl(input.url, policy(principal), resolver);
+      const url = await validateWebhookUrl(input.url, policy(scope), resolver);
       const secret = newWebhookSecret();
       const id = (options.ids ?? ids).next('whk');
       const now = clock.now();
       const row =
         (await repo.insert(db, {
           id,
-          accountId: principal.accountId,
-          mode: principal.mode,
+          accountId: scope.accountId,
+          mode: scope.mode,
           url,
           description: input.description ?? null,
           enabledEvents: input.enabled_events ?? ['*'],
           secret: seal(id, secret),
           now,
-        })) ?? (await resumeCreation(principal, id, secret));
+        })) ?? (await resumeCreation(scope, id, secret));
       if (input.enabled === false)
         return toEndpoint(await repo.update(db, row.id, { enabled: false }, clock.now()), secret);
       return toEndpoint(row, secret);
     },
 
-    async get(principal: Principal, id: string): Promise<Endpoint> {
-      return toEndpoint(await owned(principal, id));
+    async get(scope: Scope, id: string): Promise<Endpoint> {
+      return toEndpoint(await owned(scope, id));
     },
 
-    async list(principal: Principal, query: { limit?: number; cursor?: string }): Promise<Page<Endpoint>> {
+    async list(scope: Scope, query: { limit?: number; cursor?: string }): Promise<Page<Endpoint>> {
       const page = pageRequest('whk', query);
-      const rows = await repo.list(db, principal.accountId, principal.mode, page);
+      const rows = await repo.list(db, scope.accountId, scope.mode, page);
       return toPage(rows, page.limit, (row) => toEndpoint(row));
     },
 
-    async update(principal: Principal, id: string, input: UpdateEndpointBody): Promise<Endpoint> {
-      await owned(principal, id);
+    async update(scope: Scope, id: string, input: UpdateEndpointBody): Promise<Endpoint> {
+      await owned(scope, id);
       // The network check runs before the transaction: no DNS lookups while holding row locks.
       const url =
-        input.url === undefined
-          ? undefined
-          : await validateWebhookUrl(input.url, policy(principal), resolver);
+        input.url === undefined ? undefined : await validateWebhookUrl(input.url, policy(scope), resolver);
       return db.transaction(async (tx) => {
-        await owned(principal, id, tx, true);
+        await owned(scope, id, tx, true);
         const row = await repo.update(
           tx,
           id,
@@ -193,19 +191,19 @@ export function createWebhooksService(deps: {
       });
     },
 
-    async remove(principal: Principal, id: string): Promise<{ id: string; deleted: true }> {
+    async remove(scope: Scope, id: string): Promise<{ id: string; deleted: true }> {
       await db.transaction(async (tx) => {
-        await owned(principal, id, tx, true);
+        await owned(scope, id, tx, true);
         await repo.softDelete(tx, id, clock.now());
         await deliveries.failPendingForEndpoint(tx, id, clock.now());
       });
       return { id, deleted: true };
     },
 
-    async rotateSecret(principal: Principal, id: string): Promise<Endpoint> {
+    async rotateSecret(scope: Scope, id: string): Promise<Endpoint> {
       const secret = newWebhookSecret();
       return db.transaction(async (tx) => {
-        await owned(principal, id, tx, true);
+        await owned(scope, id, tx, true);
         const now = clock.now();
         const row = await repo.rotateSecret(
           tx,
@@ -221,19 +219,13 @@ export function createWebhooksService(deps: {
     deliveriesOf,
 
     /** An endpoint's latest deliveries with their attempts (the dashboard's webhooks page). */
-    async recentDeliveries(principal: Principal, endpointId: string, limit: number): Promise<Delivery[]> {
-      await owned(principal, endpointId);
-      const rows = await deliveries.recentForEndpoint(
-        db,
-        principal.accountId,
-        principal.mode,
-        endpointId,
-        limit,
-      );
+    async recentDeliveries(scope: Scope, endpointId: string, limit: number): Promise<Delivery[]> {
+      await owned(scope, endpointId);
+      const rows = await deliveries.recentForEndpoint(db, scope.accountId, scope.mode, endpointId, limit);
       const attempts = await deliveries.attemptsFor(
         db,
-        principal.accountId,
-        principal.mode,
+        scope.accountId,
+        scope.mode,
         rows.map((row) => row.id),
       );
       return rows.map((row) =>
@@ -246,13 +238,13 @@ export function createWebhooksService(deps: {
 
     /** Sends the event again to one endpoint or to every enabled endpoint that takes its type. */
     async redeliver(
-      principal: Principal,
+      scope: Scope,
       event: { id: string; type: string },
       endpointId: string | undefined,
     ): Promise<Page<Delivery>> {
       let endpoints: EndpointRow[];
       if (endpointId !== undefined) {
-        const endpoint = await owned(principal, endpointId);
+        const endpoint = await owned(scope, endpointId);
         if (!endpoint.enabled) {
           throw new KoshError(
             'webhook_endpoint_disabled',
@@ -262,13 +254,13 @@ export function createWebhooksService(deps: {
         }
         endpoints = [endpoint];
       } else {
-        endpoints = await repo.listMatching(db, principal.accountId, principal.mode, event.type);
+        endpoints = await repo.listMatching(db, scope.accountId, scope.mode, event.type);
       }
       if (endpoints.length > 0) {
         await db.transaction((tx) =>
           deliveries.redeliver(
             tx,
-            { id: event.id, accountId: principal.accountId, mode: principal.mode },
+            { id: event.id, accountId: scope.accountId, mode: scope.mode },
             endpoints.map((endpoint) => endpoint.id),
             () => ids.next('msg'),
             clock.now(),
@@ -276,7 +268,7 @@ export function createWebhooksService(deps: {
         );
       }
       // One delivery per endpoint, and an account may have many endpoints: answer one page.
-      return deliveriesOf(principal, event.id, { limit: MAX_PAGE_SIZE });
+      return deliveriesOf(scope, event.id, { limit: MAX_PAGE_SIZE });
     },
 
     /** One fan-out batch: new events become deliveries. Safe to run in any number of processes. */
