@@ -137,12 +137,11 @@ function createRepos() {
 type Repos = ReturnType<typeof createRepos>;
 
 /**
- * Wires the module services over `db`, with their dependencies passed in explicitly. The container
- * wires them once over the pool; the Idempotency-Key wrapper wires them again over a request's
- * transaction, so that everything the handler does joins that transaction. Wiring holds no state:
- * caches, ids, connectors and repositories come from `shared`.
+ * Wires the module services over the pool, once per process, with their dependencies passed in
+ * explicitly. A service method that a keyed request runs in its transaction takes that handle as
+ * an argument (src/http/idempotency.ts).
  */
-export function wireServices(db: Db, shared: Shared) {
+function wireServices(db: Db, shared: Shared) {
   const { config, clock, ids, pepper, resolver, connectors, caches, repos, log } = shared;
   const { publicUrl } = config;
   const deadlines = config.payments;
@@ -430,8 +429,6 @@ export async function createContainer(config: Config, options: ContainerOptions 
       keyring,
       webhookDelivery,
       services: { ...services, idempotency },
-      /** The services wired over a transaction's handle: what they do joins that transaction. */
-      servicesFor: (tx: Db): Services => wireServices(tx, shared),
       jobs: { paymentExpiry, paymentSync, refundSync },
       async close() {
         await unlisten?.();

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import type { Services } from '../container.js';
 import type { Db } from '../db/db.js';
 import { KoshError } from '../domain/errors.js';
 import type { IdGenerator } from '../domain/ids.js';
@@ -15,33 +14,24 @@ import { canonicalJson } from './canonical-json.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * Idempotency-Key support: on by default for POST, off for other methods. `false` opts a POST
-     * route out (the header is then ignored); `true` opts a PATCH/PUT/DELETE route in. `'phased'`
-     * runs the handler outside any transaction (it calls something outside the database); it then
-     * creates its objects with `request.ids`, so that a retry after a crash resumes them.
+     * How the route treats Idempotency-Key (see `createKeyed`): every POST route declares it, and
+     * its handler runs its work through `keyed(…)`; `false` says the route ignores the header.
      */
-    idempotency?: boolean | 'phased';
+    idempotency?: IdempotencyMode | false;
   }
 }
 
 /** Headers that describe this delivery, not the stored result: never stored, never replayed. */
 const TRANSIENT_HEADERS = /^(x-request-id|content-length|ratelimit-.*|retry-after|idempotent-replayed)$/i;
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The ids a phased Idempotency-Key request creates its objects with (the same on every attempt). */
-    ids?: IdGenerator;
-  }
+function settingOf(route: Pick<RouteOptions, 'config'>): IdempotencyMode | false | undefined {
+  return (route.config as { idempotency?: IdempotencyMode | false } | undefined)?.idempotency;
 }
 
-function settingOf(route: Pick<RouteOptions, 'config'>): boolean | 'phased' | undefined {
-  return (route.config as { idempotency?: boolean | 'phased' } | undefined)?.idempotency;
-}
-
+/** Whether the route honours Idempotency-Key: its handler was declared keyed. */
 export function idempotencyApplies(route: Pick<RouteOptions, 'method' | 'config'>): boolean {
   const setting = settingOf(route);
-  if (setting !== undefined) return setting !== false;
-  return [route.method].flat().includes('POST');
+  return setting !== undefined && setting !== false;
 }
 
 /** SHA-256 of method, path (trailing slash and query ignored) and the canonical parsed body. */
@@ -56,15 +46,12 @@ export function fingerprintOf(request: FastifyRequest): Buffer {
   return requestFingerprint(request.method, request.url, request.body);
 }
 
-type Handler = RouteOptions['handler'];
-
 /**
  * Runs the handler and turns what it produced — a returned value or a `reply.send(...)` — into the
  * exact bytes that will be sent, serialised with the route's response schema as Fastify would.
  */
 async function captureResponse(
-  handler: Handler,
-  context: ThisParameterType<Handler>,
+  run: () => unknown,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<StoredResponse> {
@@ -76,7 +63,7 @@ async function captureResponse(
   };
   let returned: unknown;
   try {
-    returned = await handler.call(context, request, reply);
+    returned = await run();
   } finally {
     delete (shadow as { send?: unknown }).send;
   }
@@ -107,21 +94,38 @@ async function captureResponse(
 }
 
 /**
- * Wraps a route handler with Idempotency-Key semantics. Requests without the header, or without
- * an authenticated principal (the key is scoped to account and mode), run the handler as before.
- * With the header, the handler runs inside the key's transaction with the request's services wired
- * over it (`request.services`, see ./scope.ts). Validation has already passed when the wrapper
- * runs: rejected requests never reach it and are never stored.
+ * What a keyed handler works with. `db` is where its writes go: for an atomic keyed request, the
+ * key's transaction, so that the work and the stored response commit together; otherwise the pool.
+ * `ids` makes its objects: for a phased keyed request, ids derived from the key, so that a retry
+ * after a crash resumes the same objects.
  */
-export function withIdempotency(
-  handler: Handler,
-  idempotency: IdempotencyService,
-  servicesFor: (tx: Db) => Services,
-  mode: IdempotencyMode,
-): Handler {
-  return async function idempotentHandler(this: ThisParameterType<Handler>, request, reply) {
+export interface UnitOfWork {
+  db: Db;
+  ids: IdGenerator;
+}
+
+/**
+ * Runs a route's work under the Idempotency-Key handling its route declares
+ * (`config.idempotency`): `'atomic'` runs the work's database writes in the key's transaction (the
+ * handler passes `work.db` to the service); `'phased'` runs it outside any transaction (it calls
+ * something outside the database) and makes its objects with `work.ids`, so that a retry after a
+ * crash resumes them. A request without the header, or without an API key (the key is scoped to
+ * account and mode), runs on the pool. Validation has already passed when a handler runs: rejected
+ * requests are never stored.
+ *
+ *     async (request, reply) => keyed(request, reply, (work) => orders.create(scope, body, work.db))
+ */
+export function createKeyed(deps: { idempotency: IdempotencyService; db: Db; ids: IdGenerator }) {
+  const plain: UnitOfWork = { db: deps.db, ids: deps.ids };
+  return async function keyed<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    work: (unit: UnitOfWork) => Promise<T>,
+  ): Promise<T> {
+    const mode = settingOf(request.routeOptions);
+    if (!mode) throw new Error(`${request.method} ${request.routeOptions.url} declares no idempotency mode.`);
     const key = request.headers['idempotency-key'];
-    if (key === undefined || !request.principal) return handler.call(this, request, reply);
+    if (key === undefined || !request.principal) return work(plain);
     if (!isValidIdempotencyKey(key)) {
       throw new KoshError(
         'invalid_idempotency_key',
@@ -129,22 +133,19 @@ export function withIdempotency(
       );
     }
     const fingerprint = fingerprintOf(request);
-    const result = await idempotency.execute(request.principal, key, fingerprint, mode, async (work) => {
-      if (mode === 'atomic') request.services = servicesFor(work.db);
-      else request.ids = work.ids;
-      try {
-        return await captureResponse(handler, this, request, reply);
-      } finally {
-        request.services = undefined;
-        request.ids = undefined;
-      }
+    const result = await deps.idempotency.execute(request.principal, key, fingerprint, mode, (claimed) => {
+      const unit = mode === 'atomic' ? { db: claimed.db, ids: deps.ids } : { db: deps.db, ids: claimed.ids };
+      return captureResponse(() => work(unit), request, reply);
     });
     const { status, headers, body } = result.response;
     reply.code(status).headers(headers);
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-    return reply.send(body);
+    // Fastify takes a returned reply as already sent.
+    return reply.send(body) as unknown as T;
   };
 }
+
+export type Keyed = ReturnType<typeof createKeyed>;
 
 /** The header as the OpenAPI document shows it; the value is checked by the wrapper, not the schema. */
 const HEADER_SCHEMA = {
@@ -164,16 +165,21 @@ function documentHeader(route: RouteOptions): void {
   };
 }
 
-/** The onRoute hook that gives every applicable route the wrapper; register it before any route. */
-export function registerIdempotency(
-  app: { addHook(name: 'onRoute', hook: (route: RouteOptions) => void): unknown },
-  idempotency: IdempotencyService,
-  servicesFor: (tx: Db) => Services,
-): void {
+/**
+ * Checks, as each route is registered, that a POST route declares how it treats Idempotency-Key
+ * (`config.idempotency`: `'atomic'`, `'phased'` or `false`), and documents the header where it is
+ * honoured. Nothing is on by default, and no handler is changed.
+ */
+export function checkIdempotencyDeclarations(app: {
+  addHook(name: 'onRoute', hook: (route: RouteOptions) => void): unknown;
+}): void {
   app.addHook('onRoute', (route) => {
-    if (!idempotencyApplies(route)) return;
-    const mode = settingOf(route) === 'phased' ? 'phased' : 'atomic';
-    route.handler = withIdempotency(route.handler, idempotency, servicesFor, mode);
-    documentHeader(route);
+    const setting = settingOf(route);
+    if (setting === undefined && [route.method].flat().includes('POST')) {
+      throw new Error(
+        `POST ${route.url} must declare its Idempotency-Key handling: config.idempotency 'atomic', 'phased' or false.`,
+      );
+    }
+    if (setting) documentHeader(route);
   });
 }

@@ -5,7 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import type { Container, Services } from '../container.js';
+import type { Container } from '../container.js';
 import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
 import { registerConnectorAccountRoutes } from '../modules/connector-accounts/connector-accounts.routes.js';
 import { registerDashboardRoutes } from '../modules/dashboard/dashboard.routes.js';
@@ -28,7 +28,7 @@ import { createAuthHook } from './auth.js';
 import { coerceToSchema, refuseUnstorableText, registerFormParser } from './body.js';
 import { registerErrorDocs } from './error-docs.js';
 import { clientErrorAnswerer, frameworkError, handleError, sendError } from './errors.js';
-import { registerIdempotency } from './idempotency.js';
+import { checkIdempotencyDeclarations, createKeyed } from './idempotency.js';
 import { createMetrics } from './metrics.js';
 import { registerNotFound } from './not-found.js';
 import { KOSH_LOGO, refineDocument } from './openapi-document.js';
@@ -38,7 +38,6 @@ import { ACCESS_URL_MAX, createAccessLogger, RequestLogger } from './request-log
 import { recordRoutes } from './route-registry.js';
 import { schemaController } from './schema-compilers.js';
 import { documentCommonErrors, ErrorResponse } from './schemas.js';
-import { serviceOf } from './scope.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -169,8 +168,8 @@ export async function buildServer(container: Container): Promise<App> {
   app.addSchema(ErrorResponse);
   app.addHook('onRoute', documentCommonErrors);
   recordRoutes(app);
-  // Before any route: every POST route's handler is wrapped as it is registered.
-  registerIdempotency(app, services.idempotency, container.servicesFor);
+  // Before any route: every POST route must declare how it treats Idempotency-Key.
+  checkIdempotencyDeclarations(app);
   registerFormParser(app);
   app.setErrorHandler(handleError);
   registerNotFound(app);
@@ -223,33 +222,34 @@ export async function buildServer(container: Container): Promise<App> {
   registerOpsRoutes(app, { db: container.db, metrics });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   registerErrorDocs(app);
-  // Routes that take a POST reach their services through the request (see ./scope.ts): an
-  // Idempotency-Key request gets services wired over its transaction.
-  const scoped = <K extends keyof Services>(name: K) => serviceOf(services, name);
-  registerOrderRoutes(app, scoped('orders'));
+  // Keyed POST routes run their work through `keyed` (./idempotency.ts): the unit of work it
+  // hands them (the key's transaction, or the ids of a phased request) goes to the service call.
+  const keyed = createKeyed({ idempotency: services.idempotency, db: container.db, ids: container.ids });
+  registerOrderRoutes(app, services.orders, keyed);
   registerMethodsRoutes(app, services.methods, container.connectors);
-  registerPaymentRoutes(app, scoped('payments'));
-  registerRefundRoutes(app, scoped('refunds'));
+  registerPaymentRoutes(app, services.payments, keyed);
+  registerRefundRoutes(app, services.refunds, keyed);
   registerDashboardRoutes(app, {
     services,
     publicUrl: config.publicUrl,
     sessionIdleSeconds: config.dashboard.idleSeconds,
     now: () => container.clock.now(),
   });
-  registerConnectorAccountRoutes(app, scoped('connectorAccounts'));
+  registerConnectorAccountRoutes(app, services.connectorAccounts, keyed);
   registerKeyRoutes(app, {
-    accounts: scoped('accounts'),
-    merchants: scoped('merchants'),
+    accounts: services.accounts,
+    merchants: services.merchants,
+    keyed,
     now: () => container.clock.now(),
   });
   registerAuthenticationRoutes(app, services.authentication, config.publicUrl);
   registerCallbackRoutes(app, services.providerReturns, config.publicUrl);
   await registerProviderWebhookRoutes(app, services.providerReturns);
-  registerWebhookRoutes(app, scoped('webhooks'));
-  registerEventRoutes(app, scoped('events'), scoped('webhooks'));
-  registerMerchantRoutes(app, scoped('merchants'));
-  await registerDocumentRoutes(app, scoped('documents'), config.kycMaxFileBytes);
-  registerVpaRoutes(app, scoped('vpas'));
+  registerWebhookRoutes(app, services.webhooks, keyed);
+  registerEventRoutes(app, services.events, services.webhooks, keyed);
+  registerMerchantRoutes(app, services.merchants, keyed);
+  await registerDocumentRoutes(app, services.documents, config.kycMaxFileBytes, keyed);
+  registerVpaRoutes(app, services.vpas, keyed);
 
   await app.ready();
   return app;

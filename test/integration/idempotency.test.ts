@@ -153,11 +153,11 @@ describeEachDatabase('idempotency', (harness) => {
       mode: 'test' as const,
       apiKey: account.credentials.api_key,
     };
-    const { services, servicesFor } = harness().container;
+    const { services } = harness().container;
     await expect(
       services.idempotency.execute(principal, 'crash-1', Buffer.alloc(32), 'atomic', async ({ db: tx }) => {
-        // Through services wired over the transaction, as the HTTP wrapper does, and a nested transaction.
-        await servicesFor(tx).orders.create(principal, { amount: 5000, currency: 'INR' });
+        // On the transaction's handle, as a keyed route passes it, and a nested transaction.
+        await services.orders.create(principal, { amount: 5000, currency: 'INR' }, tx);
         await tx.transaction((inner) =>
           inner.query("UPDATE orders SET receipt = 'inner' WHERE account_id = $1", [account.id]),
         );

@@ -91,12 +91,10 @@ describeEachDatabase('calls that leave the process, inside a transaction', (harn
     };
     const upload = { documentType: 'pan', fileName: 'pan.pdf', content: PDF };
     const before = fs.existsSync(documents.directory) ? fs.readdirSync(documents.directory).length : 0;
-    // The service wired over a transaction (as an atomic Idempotency-Key request wires it): its own
-    // statements run in the transaction, and the file write must refuse.
+    // The service run on a transaction's handle (as an atomic Idempotency-Key request passes it): its
+    // own statements run in the transaction, and the file write must refuse.
     await expect(
-      container.db.transaction((tx) =>
-        container.servicesFor(tx).documents.upload(principal, merchantId, upload),
-      ),
+      container.db.transaction((tx) => documents.upload(principal, merchantId, upload, {}, tx)),
     ).rejects.toBeInstanceOf(CallInTransactionError);
     const after = fs.existsSync(documents.directory) ? fs.readdirSync(documents.directory).length : 0;
     expect(after).toBe(before);

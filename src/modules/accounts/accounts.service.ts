@@ -160,11 +160,16 @@ export function createAccountsService(deps: {
      * and, through the database's notifications, in every other (docs/api.md). Answers the key as it
      * is afterwards (one revoked earlier stays as it was); undefined when there is no such key.
      */
-    async revokeKey(accountId: string, apiKey: string, mode?: Mode): Promise<ApiKeyRow | undefined> {
-      const key = await repo.findAccountKey(db, accountId, apiKey);
+    async revokeKey(
+      accountId: string,
+      apiKey: string,
+      mode?: Mode,
+      on: Db = db,
+    ): Promise<ApiKeyRow | undefined> {
+      const key = await repo.findAccountKey(on, accountId, apiKey);
       if (!key || (mode && key.mode !== mode)) return undefined;
-      const revoked = await repo.revokeKey(db, accountId, apiKey);
-      await forgetKeys(apiKey);
+      const revoked = await repo.revokeKey(on, accountId, apiKey);
+      await forgetKeys(apiKey, on);
       return revoked ?? key;
     },
 
@@ -178,8 +183,9 @@ export function createAccountsService(deps: {
       apiKey: string,
       overlapSeconds: number,
       mode?: Mode,
+      on: Db = db,
     ): Promise<{ credentials: Credentials; previous: ApiKeyRow } | undefined> {
-      const rolled = await db.transaction(async (tx) => {
+      const rolled = await on.transaction(async (tx) => {
         const current = await repo.findAccountKey(tx, accountId, apiKey);
         if (!current || (mode && current.mode !== mode)) return undefined;
         const expiresAt = new Date(clock.now().getTime() + overlapSeconds * 1000);
@@ -189,7 +195,7 @@ export function createAccountsService(deps: {
         }
         return { credentials: await createKey(tx, accountId, current.mode), previous };
       });
-      if (rolled) await forgetKeys(apiKey);
+      if (rolled) await forgetKeys(apiKey, on);
       return rolled;
     },
 

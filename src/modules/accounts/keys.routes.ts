@@ -3,8 +3,8 @@ import { unixSeconds } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import type { MerchantsService } from '../merchants/merchants.service.js';
 import type { ApiKeyRow } from './accounts.repo.js';
 import type { AccountsService } from './accounts.service.js';
@@ -78,7 +78,7 @@ const MerchantKeyParams = Type.Object({
  */
 export function registerKeyRoutes(
   app: App,
-  deps: { accounts: ServiceOf<AccountsService>; merchants: ServiceOf<MerchantsService>; now: () => Date },
+  deps: { accounts: AccountsService; merchants: MerchantsService; keyed: Keyed; now: () => Date },
 ): void {
   const tags = ['API keys'];
   const list = (rows: ApiKeyRow[]) => ({
@@ -87,13 +87,9 @@ export function registerKeyRoutes(
     next_cursor: null,
   });
   /** The account whose keys the request may manage: its own, or (partner) one of its merchants'. */
-  async function ownerOf(
-    request: Parameters<ServiceOf<AccountsService>>[0],
-    principal: Principal,
-    mid?: string,
-  ) {
+  async function ownerOf(principal: Principal, mid?: string) {
     if (mid === undefined) return principal.accountId;
-    return (await deps.merchants(request).get(principal, mid)).id;
+    return (await deps.merchants.get(principal, mid)).id;
   }
 
   const routes = [
@@ -122,15 +118,15 @@ export function registerKeyRoutes(
       },
       async (request) => {
         const principal = principalOf(request);
-        const owner = await ownerOf(request, principal, (request.params as { mid?: string }).mid);
-        return list(await deps.accounts(request).listKeys(owner, principal.mode));
+        const owner = await ownerOf(principal, (request.params as { mid?: string }).mid);
+        return list(await deps.accounts.listKeys(owner, principal.mode));
       },
     );
 
     app.post(
       `${route.prefix}/:key/roll/`,
       {
-        config: { auth: route.auth },
+        config: { auth: route.auth, idempotency: 'atomic' },
         schema: {
           tags,
           summary: `Roll one of ${route.summary} keys`,
@@ -144,21 +140,21 @@ export function registerKeyRoutes(
           },
         },
       },
-      async (request) => {
-        const principal = principalOf(request);
-        const params = request.params as { mid?: string; key: string };
-        const owner = await ownerOf(request, principal, params.mid);
-        // Only a key of the request's mode: a test key never touches live keys.
-        const rolled = await deps
-          .accounts(request)
-          .rollKey(owner, params.key, request.body?.overlap_seconds ?? 86_400, principal.mode);
-        if (!rolled) throw notFound('key', params.key);
-        const { api_key, secret_key, mode } = rolled.credentials;
-        return {
-          data: { api_key, secret_key, mode, previous: toApiKey(rolled.previous, deps.now()) },
-          message: 'Key rolled. Store the secret_key now: it is not shown again.',
-        };
-      },
+      async (request, reply) =>
+        deps.keyed(request, reply, async (work) => {
+          const principal = principalOf(request);
+          const params = request.params as { mid?: string; key: string };
+          const owner = await ownerOf(principal, params.mid);
+          // Only a key of the request's mode: a test key never touches live keys.
+          const overlap = request.body?.overlap_seconds ?? 86_400;
+          const rolled = await deps.accounts.rollKey(owner, params.key, overlap, principal.mode, work.db);
+          if (!rolled) throw notFound('key', params.key);
+          const { api_key, secret_key, mode } = rolled.credentials;
+          return {
+            data: { api_key, secret_key, mode, previous: toApiKey(rolled.previous, deps.now()) },
+            message: 'Key rolled. Store the secret_key now: it is not shown again.',
+          };
+        }),
     );
 
     app.delete(
@@ -179,8 +175,8 @@ export function registerKeyRoutes(
       async (request) => {
         const principal = principalOf(request);
         const params = request.params as { mid?: string; key: string };
-        const owner = await ownerOf(request, principal, params.mid);
-        const revoked = await deps.accounts(request).revokeKey(owner, params.key, principal.mode);
+        const owner = await ownerOf(principal, params.mid);
+        const revoked = await deps.accounts.revokeKey(owner, params.key, principal.mode);
         if (!revoked) throw notFound('key', params.key);
         return { data: toApiKey(revoked, deps.now()), message: 'Key revoked.' };
       },

@@ -1,21 +1,22 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import { ConnectorAccount, CreateConnectorAccountBody } from './connector-accounts.schemas.js';
 import type { ConnectorAccountsService } from './connector-accounts.service.js';
 
 export function registerConnectorAccountRoutes(
   app: App,
-  accounts: ServiceOf<ConnectorAccountsService>,
+  accounts: ConnectorAccountsService,
+  keyed: Keyed,
 ): void {
   const One = Type.Object({ data: ConnectorAccount, message: Type.String() });
 
   app.post(
     '/v1/connector-accounts/',
     {
-      config: { auth: 'merchant' },
+      config: { auth: 'merchant', idempotency: 'atomic' },
       schema: {
         tags: ['Connector accounts'],
         summary: "Add the merchant's own payment provider account (live keys only)",
@@ -25,10 +26,11 @@ export function registerConnectorAccountRoutes(
         response: { 200: One, ...errorResponses(400, 403, 409, 415) },
       },
     },
-    async (request) => ({
-      data: await accounts(request).create(principalOf(request), request.body),
-      message: 'Connector account added.',
-    }),
+    async (request, reply) =>
+      keyed(request, reply, async (work) => ({
+        data: await accounts.create(principalOf(request), request.body, work.db),
+        message: 'Connector account added.',
+      })),
   );
 
   app.get(
@@ -42,7 +44,7 @@ export function registerConnectorAccountRoutes(
         response: { 200: listOf(ConnectorAccount), ...errorResponses(400, 403) },
       },
     },
-    async (request) => accounts(request).list(principalOf(request), request.query),
+    async (request) => accounts.list(principalOf(request), request.query),
   );
 
   app.get(
@@ -57,7 +59,7 @@ export function registerConnectorAccountRoutes(
       },
     },
     async (request) => ({
-      data: await accounts(request).get(principalOf(request), request.params.id),
+      data: await accounts.get(principalOf(request), request.params.id),
       message: 'Connector account fetched.',
     }),
   );
@@ -76,7 +78,7 @@ export function registerConnectorAccountRoutes(
       },
     },
     async (request) => ({
-      data: await accounts(request).disable(principalOf(request), request.params.id),
+      data: await accounts.disable(principalOf(request), request.params.id),
       message: 'Connector account disabled.',
     }),
   );

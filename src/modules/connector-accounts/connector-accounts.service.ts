@@ -104,7 +104,7 @@ export function createConnectorAccountsService(deps: {
   const view = (row: ConnectorAccountRow) => toConnectorAccount(row, publicUrl);
 
   return {
-    async create(scope: Scope, input: CreateConnectorAccountBody): Promise<ConnectorAccount> {
+    async create(scope: Scope, input: CreateConnectorAccountBody, on: Db = db): Promise<ConnectorAccount> {
       requireLive(scope);
       checkCredentials(input.connector, input.credentials);
       const kind: ProviderKind = PROVIDERS[input.connector];
@@ -113,7 +113,7 @@ export function createConnectorAccountsService(deps: {
         Object.fromEntries(fields.map((field) => [field, input.credentials[field] as string]));
       const secrets = pick(kind.secretFields);
       const row = { id, account_id: scope.accountId };
-      const inserted = await repo.insert(db, {
+      const inserted = await repo.insert(on, {
         ...row,
         connector: input.connector,
         public_credentials: pick(kind.publicFields),
@@ -124,7 +124,7 @@ export function createConnectorAccountsService(deps: {
         created_at: clock.now(),
       });
       if (inserted) return view(inserted);
-      const active = await repo.active(db, scope.accountId);
+      const active = await repo.active(on, scope.accountId);
       throw new KoshError(
         'connector_account_active',
         `This merchant's live payments already go to ${active?.id ?? 'another account'}; disable it first (DELETE /v1/connector-accounts/${active?.id ?? '<id>'}/).`,

@@ -257,7 +257,7 @@ export function registerDashboardRoutes(app: App, deps: DashboardDeps): void {
     return { data: matches ? [found] : [], has_more: false, next_cursor: null };
   };
 
-  const common = { config: { auth: 'none' as const }, errorHandler };
+  const common = { config: { auth: 'none' as const, idempotency: false as const }, errorHandler };
   const route = { ...common, preHandler: signedIn };
   const hidden = { hide: true };
   const of = (request: FastifyRequest) => request.dashboard as DashboardSession;

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import { Delivery, RedeliverBody } from '../webhooks/webhooks.schemas.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
 import { Event, EventListQuery } from './events.schemas.js';
@@ -18,8 +18,9 @@ const deliveryList = Type.Object({
 /** The event log and its webhook deliveries; every query is scoped to the key's account and mode. */
 export function registerEventRoutes(
   app: App,
-  events: ServiceOf<EventsService>,
-  webhooks: ServiceOf<WebhooksService>,
+  events: EventsService,
+  webhooks: WebhooksService,
+  keyed: Keyed,
 ): void {
   app.get(
     '/v1/events/',
@@ -32,7 +33,7 @@ export function registerEventRoutes(
         response: { 200: listOf(Event), ...errorResponses(400) },
       },
     },
-    async (request) => events(request).list(principalOf(request), request.query),
+    async (request) => events.list(principalOf(request), request.query),
   );
 
   app.get(
@@ -47,7 +48,7 @@ export function registerEventRoutes(
       },
     },
     async (request) => ({
-      data: await events(request).get(principalOf(request), request.params.id),
+      data: await events.get(principalOf(request), request.params.id),
       message: 'Event fetched.',
     }),
   );
@@ -66,15 +67,15 @@ export function registerEventRoutes(
     },
     async (request) => {
       const principal = principalOf(request);
-      const event = await events(request).get(principal, request.params.id);
-      return webhooks(request).deliveriesOf(principal, event.id, request.query);
+      const event = await events.get(principal, request.params.id);
+      return webhooks.deliveriesOf(principal, event.id, request.query);
     },
   );
 
   app.post(
     '/v1/events/:id/redeliver/',
     {
-      config: { auth: 'any' },
+      config: { auth: 'any', idempotency: 'atomic' },
       // The body is optional: no body means every matching endpoint.
       preValidation: async (request) => {
         request.body ??= {};
@@ -89,10 +90,11 @@ export function registerEventRoutes(
         response: { 200: deliveryList, ...errorResponses(400, 404, 409, 415) },
       },
     },
-    async (request) => {
-      const principal = principalOf(request);
-      const event = await events(request).get(principal, request.params.id);
-      return webhooks(request).redeliver(principal, event, request.body.endpoint_id);
-    },
+    async (request, reply) =>
+      keyed(request, reply, async (work) => {
+        const principal = principalOf(request);
+        const event = await events.get(principal, request.params.id);
+        return webhooks.redeliver(principal, event, request.body.endpoint_id, work.db);
+      }),
   );
 }

@@ -6,8 +6,8 @@ import { KoshError } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { SERVER_OWNED_FIELDS } from '../../http/errors.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, ListQuery, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import type { DocumentsService, Upload } from './documents.service.js';
 import { MidParams } from './merchants.schemas.js';
 import { DOCUMENT_TYPES } from './requirements.js';
@@ -149,8 +149,9 @@ function fingerprintBody(upload: Upload): Record<string, unknown> {
  */
 export async function registerDocumentRoutes(
   app: App,
-  documents: ServiceOf<DocumentsService>,
+  documents: DocumentsService,
   maxBytes: number,
+  keyed: Keyed,
 ) {
   await app.register(async (scope) => {
     await scope.register(multipart, {
@@ -184,19 +185,18 @@ export async function registerDocumentRoutes(
           },
         },
       },
-      async (request) => {
-        const upload = request.upload;
-        if (!upload) throw new Error('The upload is read by the preHandler.');
-        const { mid } = request.params as { mid: string };
-        const document = await documents(request).upload(principalOf(request), mid, upload, {
-          ids: request.ids,
-        });
-        request.log.info(
-          { merchant_id: mid, document_id: document.id, sha256: document.sha256, size: document.size },
-          'KYC document stored',
-        );
-        return { data: document, message: 'Document received.' };
-      },
+      async (request, reply) =>
+        keyed(request, reply, async (work) => {
+          const upload = request.upload;
+          if (!upload) throw new Error('The upload is read by the preHandler.');
+          const { mid } = request.params as { mid: string };
+          const document = await documents.upload(principalOf(request), mid, upload, { ids: work.ids });
+          request.log.info(
+            { merchant_id: mid, document_id: document.id, sha256: document.sha256, size: document.size },
+            'KYC document stored',
+          );
+          return { data: document, message: 'Document received.' };
+        }),
     );
   });
 
@@ -212,6 +212,6 @@ export async function registerDocumentRoutes(
         response: { 200: listOf(KycDocument), ...errorResponses(400, 403, 404) },
       },
     },
-    async (request) => documents(request).list(principalOf(request), request.params.mid, request.query),
+    async (request) => documents.list(principalOf(request), request.params.mid, request.query),
   );
 }

@@ -118,14 +118,15 @@ export function createDocumentsService(deps: {
       merchantId: string,
       upload: Upload,
       options: { ids?: IdGenerator } = {},
+      on: Db = db,
     ): Promise<KycDocument> {
-      await merchants.owned(db, scope, merchantId);
+      await merchants.owned(on, scope, merchantId);
       const { documentType, content, mime } = check(upload);
       const idSource = options.ids ?? ids;
       const id = idSource.next('doc');
       const storageName = idSource.bytes(16).toString('hex');
       const sha256 = createHash('sha256').update(content).digest('hex');
-      const existing = await repo.find(db, id);
+      const existing = await repo.find(on, id);
       if (existing) {
         if (existing.account_id !== merchantId || existing.sha256 !== sha256) {
           throw new KoshError(
@@ -137,12 +138,12 @@ export function createDocumentsService(deps: {
       }
       // The file is written before the row and removed if the row is not committed: a document
       // row never points at a missing file, and a failure leaves no orphan behind.
-      db.assertNoTransaction('KYC file write');
+      on.assertNoTransaction('KYC file write');
       await fs.mkdir(directory, { recursive: true, mode: 0o700 });
       const file = path.join(directory, storageName);
       await writeOnce(file, content);
       try {
-        return await db.transaction(async (tx) => {
+        return await on.transaction(async (tx) => {
           const profile = await merchants.owned(tx, scope, merchantId, true);
           if (profile.status === 'suspended') {
             throw new KoshError('state_conflict', 'Documents cannot be added to a suspended merchant.');

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, ListQuery, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import {
   BankDetailsBody,
   Category,
@@ -17,11 +17,12 @@ import {
 import type { MerchantsService } from './merchants.service.js';
 
 const partner = { auth: 'partner' as const };
+const partnerKeyed = { auth: 'partner' as const, idempotency: 'atomic' as const };
 const tags = ['Onboarding'];
 const resource = <T extends Parameters<typeof Type.Object>[0][string]>(data: T) =>
   Type.Object({ data, message: Type.String() });
 
-export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsService>): void {
+export function registerMerchantRoutes(app: App, merchants: MerchantsService, keyed: Keyed): void {
   app.get(
     '/v1/api-portal/business-categories/',
     {
@@ -33,8 +34,8 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
         response: { 200: listOf(Category), ...errorResponses(403) },
       },
     },
-    async (request) => ({
-      data: await merchants(request).listCategories(),
+    async () => ({
+      data: await merchants.listCategories(),
       has_more: false,
       next_cursor: null,
     }),
@@ -43,7 +44,7 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
   app.post(
     '/v1/api-portal/merchants/',
     {
-      config: partner,
+      config: partnerKeyed,
       schema: {
         tags,
         summary: 'Create a merchant',
@@ -53,10 +54,11 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
         response: { 200: resource(CreatedMerchant), ...errorResponses(400, 403, 415) },
       },
     },
-    async (request) => ({
-      data: await merchants(request).create(principalOf(request), request.body),
-      message: 'Merchant created. Store the secret_key now: it is not shown again.',
-    }),
+    async (request, reply) =>
+      keyed(request, reply, async (work) => ({
+        data: await merchants.create(principalOf(request), request.body, work.db),
+        message: 'Merchant created. Store the secret_key now: it is not shown again.',
+      })),
   );
 
   app.get(
@@ -70,7 +72,7 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
         response: { 200: listOf(Merchant), ...errorResponses(400, 403) },
       },
     },
-    async (request) => merchants(request).list(principalOf(request), request.query),
+    async (request) => merchants.list(principalOf(request), request.query),
   );
 
   app.get(
@@ -85,7 +87,7 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
       },
     },
     async (request) => ({
-      data: await merchants(request).get(principalOf(request), request.params.mid),
+      data: await merchants.get(principalOf(request), request.params.mid),
       message: 'Merchant fetched.',
     }),
   );
@@ -93,7 +95,7 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
   app.post(
     '/v1/api-portal/merchants/bank-details/:mid/',
     {
-      config: partner,
+      config: partnerKeyed,
       schema: {
         tags,
         summary: 'Submit the merchant’s settlement bank account',
@@ -104,29 +106,31 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
         response: { 200: resource(Merchant), ...errorResponses(400, 403, 404, 409, 415) },
       },
     },
-    async (request) => {
-      const merchant = await merchants(request).setBankDetails(
-        principalOf(request),
-        request.params.mid,
-        request.body,
-      );
-      // Operators need to see what happened; the masked number is all a log line may carry.
-      request.log.info(
-        {
-          merchant_id: merchant.id,
-          bank_account: merchant.bank_account?.account_number,
-          verification: merchant.bank_account?.status,
-        },
-        'bank details submitted',
-      );
-      return { data: merchant, message: 'Bank details saved.' };
-    },
+    async (request, reply) =>
+      keyed(request, reply, async (work) => {
+        const merchant = await merchants.setBankDetails(
+          principalOf(request),
+          request.params.mid,
+          request.body,
+          work.db,
+        );
+        // Operators need to see what happened; the masked number is all a log line may carry.
+        request.log.info(
+          {
+            merchant_id: merchant.id,
+            bank_account: merchant.bank_account?.account_number,
+            verification: merchant.bank_account?.status,
+          },
+          'bank details submitted',
+        );
+        return { data: merchant, message: 'Bank details saved.' };
+      }),
   );
 
   app.post(
     '/v1/api-portal/merchants/:mid/keys/',
     {
-      config: partner,
+      config: partnerKeyed,
       schema: {
         tags,
         summary: 'Issue an API key for the merchant',
@@ -136,10 +140,11 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
         response: { 200: resource(Credentials), ...errorResponses(400, 403, 404, 415) },
       },
     },
-    async (request) => ({
-      data: await merchants(request).issueKey(principalOf(request), request.params.mid, request.body.mode),
-      message: 'Key issued. Store the secret_key now: it is not shown again.',
-    }),
+    async (request, reply) =>
+      keyed(request, reply, async (work) => ({
+        data: await merchants.issueKey(principalOf(request), request.params.mid, request.body.mode, work.db),
+        message: 'Key issued. Store the secret_key now: it is not shown again.',
+      })),
   );
 
   app.patch(
@@ -165,11 +170,7 @@ export function registerMerchantRoutes(app: App, merchants: ServiceOf<MerchantsS
       },
     },
     async (request) => {
-      const methods = await merchants(request).updateMethods(
-        principalOf(request),
-        request.params.mid,
-        request.body,
-      );
+      const methods = await merchants.updateMethods(principalOf(request), request.params.mid, request.body);
       return {
         data: { netbanking: methods.netbanking, wallet: methods.wallet },
         message: 'Methods updated.',

@@ -105,12 +105,13 @@ export function createMerchantsService(deps: {
     async create(
       scope: Scope,
       input: CreateMerchantBody,
+      on: Db = db,
     ): Promise<Merchant & { credentials: Omit<Credentials, 'account_id'> }> {
-      if (!(await repos.merchants.categoryExists(db, input.business_category))) {
+      if (!(await repos.merchants.categoryExists(on, input.business_category))) {
         throw invalid('business_category', `'${input.business_category}' is not a business category code.`);
       }
       if (
-        !(await repos.merchants.subcategoryExists(db, input.business_category, input.business_subcategory))
+        !(await repos.merchants.subcategoryExists(on, input.business_category, input.business_subcategory))
       ) {
         throw invalid(
           'business_subcategory',
@@ -119,7 +120,7 @@ export function createMerchantsService(deps: {
       }
       checkWebsite(input.website);
       checkTaxIds(input);
-      return db.transaction(async (tx) => {
+      return on.transaction(async (tx) => {
         const account = await accounts.createAccount(tx, {
           kind: 'merchant',
           name: input.display_name.trim(),
@@ -167,13 +168,18 @@ export function createMerchantsService(deps: {
      * Bank details can be (re)submitted until the merchant goes to review. Test mode simulates the
      * penny drop; live mode leaves the account pending until the operator's review.
      */
-    async setBankDetails(scope: Scope, merchantId: string, input: BankDetailsBody): Promise<Merchant> {
+    async setBankDetails(
+      scope: Scope,
+      merchantId: string,
+      input: BankDetailsBody,
+      on: Db = db,
+    ): Promise<Merchant> {
       const bankCode = input.ifsc.slice(0, 4);
       const bankName = IFSC_BANKS[bankCode];
       if (!bankName) throw invalid('ifsc', `The IFSC bank code '${bankCode}' is not a bank Kosh settles to.`);
       const beneficiary = input.beneficiary_name.trim().replace(/\s+/g, ' ');
       const mismatch = beneficiary.toUpperCase().includes(PENNY_DROP_MISMATCH_MARKER);
-      return db.transaction(async (tx) => {
+      return on.transaction(async (tx) => {
         const profile = await owned(tx, scope, merchantId, true);
         if (profile.status !== 'created' && profile.status !== 'needs_clarification') {
           throw new KoshError(
@@ -200,8 +206,13 @@ export function createMerchantsService(deps: {
     },
 
     /** Keys for the merchant, shown once. Live keys only once activated, never for a test-mode merchant. */
-    async issueKey(scope: Scope, merchantId: string, mode: Mode): Promise<Omit<Credentials, 'account_id'>> {
-      return db.transaction(async (tx) => {
+    async issueKey(
+      scope: Scope,
+      merchantId: string,
+      mode: Mode,
+      on: Db = db,
+    ): Promise<Omit<Credentials, 'account_id'>> {
+      return on.transaction(async (tx) => {
         const profile = await owned(tx, scope, merchantId);
         if (mode === 'live' && profile.mode === 'test') {
           throw new KoshError(

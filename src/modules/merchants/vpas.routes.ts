@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, ListQuery, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import { MidParams } from './merchants.schemas.js';
 import type { VpasService } from './vpas.service.js';
 
@@ -28,11 +28,11 @@ const GenerateVpaBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerVpaRoutes(app: App, vpas: ServiceOf<VpasService>): void {
+export function registerVpaRoutes(app: App, vpas: VpasService, keyed: Keyed): void {
   app.post(
     '/v1/api-portal/generate-vpa/:mid/',
     {
-      config: { auth: 'partner' },
+      config: { auth: 'partner', idempotency: 'atomic' },
       // The body is optional: no body at all means "all defaults".
       preValidation: async (request) => {
         if (request.body === undefined || request.body === null) request.body = {};
@@ -50,10 +50,11 @@ export function registerVpaRoutes(app: App, vpas: ServiceOf<VpasService>): void 
         },
       },
     },
-    async (request) => ({
-      data: await vpas(request).generate(principalOf(request), request.params.mid, request.body),
-      message: 'VPA generated.',
-    }),
+    async (request, reply) =>
+      keyed(request, reply, async (work) => ({
+        data: await vpas.generate(principalOf(request), request.params.mid, request.body, work.db),
+        message: 'VPA generated.',
+      })),
   );
 
   app.get(
@@ -68,6 +69,6 @@ export function registerVpaRoutes(app: App, vpas: ServiceOf<VpasService>): void 
         response: { 200: listOf(Vpa), ...errorResponses(400, 403, 404) },
       },
     },
-    async (request) => vpas(request).list(principalOf(request), request.params.mid, request.query),
+    async (request) => vpas.list(principalOf(request), request.params.mid, request.query),
   );
 }

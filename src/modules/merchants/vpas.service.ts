@@ -68,11 +68,16 @@ export function createVpasService(deps: {
   const addressPattern = new RegExp(`^[a-z0-9]{3,20}\\.[a-z0-9]{6}@${handle}$`);
 
   return {
-    async generate(scope: Scope, merchantId: string, input: { descriptor?: string }): Promise<Vpa> {
-      await merchants.owned(db, scope, merchantId);
+    async generate(
+      scope: Scope,
+      merchantId: string,
+      input: { descriptor?: string },
+      on: Db = db,
+    ): Promise<Vpa> {
+      await merchants.owned(on, scope, merchantId);
       for (let attempt = 1; ; attempt++) {
         try {
-          return await db.transaction(async (tx) => {
+          return await on.transaction(async (tx) => {
             const profile = await merchants.owned(tx, scope, merchantId, true);
             if (profile.status === 'suspended') {
               throw new KoshError('state_conflict', 'A suspended merchant cannot get a new VPA.');

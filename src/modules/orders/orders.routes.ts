@@ -1,16 +1,16 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, IdParams, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import { CreateOrderBody, Order, OrderListQuery } from './orders.schemas.js';
 import type { OrdersService } from './orders.service.js';
 
-export function registerOrderRoutes(app: App, orders: ServiceOf<OrdersService>): void {
+export function registerOrderRoutes(app: App, orders: OrdersService, keyed: Keyed): void {
   app.post(
     '/v1/orders/',
     {
-      config: { auth: 'merchant' },
+      config: { auth: 'merchant', idempotency: 'atomic' },
       schema: {
         tags: ['Orders'],
         summary: 'Create an order',
@@ -23,10 +23,11 @@ export function registerOrderRoutes(app: App, orders: ServiceOf<OrdersService>):
         },
       },
     },
-    async (request) => {
-      const order = await orders(request).create(principalOf(request), request.body);
-      return { data: order, message: 'Order created successfully.' };
-    },
+    async (request, reply) =>
+      keyed(request, reply, async (work) => {
+        const order = await orders.create(principalOf(request), request.body, work.db);
+        return { data: order, message: 'Order created successfully.' };
+      }),
   );
 
   app.get(
@@ -41,7 +42,7 @@ export function registerOrderRoutes(app: App, orders: ServiceOf<OrdersService>):
       },
     },
     async (request) => ({
-      data: await orders(request).get(principalOf(request), request.params.id),
+      data: await orders.get(principalOf(request), request.params.id),
       message: 'Order fetched.',
     }),
   );
@@ -58,6 +59,6 @@ export function registerOrderRoutes(app: App, orders: ServiceOf<OrdersService>):
         response: { 200: listOf(Order), ...errorResponses(400, 403) },
       },
     },
-    async (request) => orders(request).list(principalOf(request), request.query),
+    async (request) => orders.list(principalOf(request), request.query),
   );
 }

@@ -40,9 +40,9 @@ export function createOrdersService(deps: {
   const { db, repo, ids, clock, amountLimits } = deps;
 
   return {
-    async create(scope: Scope, input: CreateOrderBody): Promise<Order> {
+    async create(scope: Scope, input: CreateOrderBody, on: Db = db): Promise<Order> {
       checkAmount(input.amount, input.currency, amountLimits);
-      const row = await repo.insert(db, {
+      const row = await repo.insert(on, {
         id: ids.next('order'),
         accountId: scope.accountId,
         mode: scope.mode,

@@ -88,7 +88,10 @@ export function registerAuthenticationRoutes(
   publicUrl: string,
 ): void {
   const publicOrigin = new URL(publicUrl).origin;
-  const common = { config: { auth: 'none' as const }, errorHandler: pageErrorHandler(publicOrigin) };
+  const common = {
+    config: { auth: 'none' as const, idempotency: false as const },
+    errorHandler: pageErrorHandler(publicOrigin),
+  };
 
   app.get(
     '/v1/payments/:id/authentication/',
@@ -177,7 +180,7 @@ export function registerCallbackRoutes(app: App, returns: ProviderReturns, publi
   app.post(
     '/v1/payments/:id/callback/',
     {
-      config: { auth: 'none', providerFields: true },
+      config: { auth: 'none', providerFields: true, idempotency: false },
       errorHandler,
       schema: {
         ...schema,

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import {
   CreatePaymentBody,
   CreatePaymentResponse,
@@ -12,7 +12,7 @@ import {
 } from './payments.schemas.js';
 import type { PaymentsService } from './payments.service.js';
 
-export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsService>): void {
+export function registerPaymentRoutes(app: App, payments: PaymentsService, keyed: Keyed): void {
   app.post(
     '/v1/payments/create/s2s/',
     {
@@ -28,7 +28,8 @@ export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsServ
         response: { 200: CreatePaymentResponse, ...errorResponses(400, 403, 404, 409, 415, 503) },
       },
     },
-    async (request) => payments(request).create(principalOf(request), request.body, { ids: request.ids }),
+    async (request, reply) =>
+      keyed(request, reply, (work) => payments.create(principalOf(request), request.body, { ids: work.ids })),
   );
 
   app.get(
@@ -48,7 +49,7 @@ export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsServ
     },
     async (request) => {
       const principal = principalOf(request);
-      const secret = await payments(request).returnSigningSecret(principal.accountId, principal.mode);
+      const secret = await payments.returnSigningSecret(principal.accountId, principal.mode);
       return {
         data: {
           secret,
@@ -76,7 +77,7 @@ export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsServ
       },
     },
     async (request) => ({
-      data: await payments(request).get(principalOf(request), request.params.id),
+      data: await payments.get(principalOf(request), request.params.id),
       message: 'Payment fetched.',
     }),
   );
@@ -94,7 +95,7 @@ export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsServ
         response: { 200: listOf(Payment), ...errorResponses(400, 403) },
       },
     },
-    async (request) => payments(request).list(principalOf(request), request.query),
+    async (request) => payments.list(principalOf(request), request.query),
   );
 
   app.get(
@@ -109,6 +110,6 @@ export function registerPaymentRoutes(app: App, payments: ServiceOf<PaymentsServ
         response: { 200: listOf(Payment), ...errorResponses(400, 403, 404) },
       },
     },
-    async (request) => payments(request).list(principalOf(request), request.query, request.params.id),
+    async (request) => payments.list(principalOf(request), request.query, request.params.id),
   );
 }

@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import { CreateRefundBody, Refund, RefundListQuery } from './refunds.schemas.js';
 import type { RefundsService } from './refunds.service.js';
 
-export function registerRefundRoutes(app: App, refunds: ServiceOf<RefundsService>): void {
+export function registerRefundRoutes(app: App, refunds: RefundsService, keyed: Keyed): void {
   app.post(
     '/v1/payments/:id/refunds/',
     {
@@ -26,12 +26,13 @@ export function registerRefundRoutes(app: App, refunds: ServiceOf<RefundsService
         },
       },
     },
-    async (request) => ({
-      data: await refunds(request).create(principalOf(request), request.params.id, request.body ?? {}, {
-        ids: request.ids,
-      }),
-      message: 'Refund created.',
-    }),
+    async (request, reply) =>
+      keyed(request, reply, async (work) => ({
+        data: await refunds.create(principalOf(request), request.params.id, request.body ?? {}, {
+          ids: work.ids,
+        }),
+        message: 'Refund created.',
+      })),
   );
 
   app.get(
@@ -46,7 +47,7 @@ export function registerRefundRoutes(app: App, refunds: ServiceOf<RefundsService
       },
     },
     async (request) => ({
-      data: await refunds(request).get(principalOf(request), request.params.id),
+      data: await refunds.get(principalOf(request), request.params.id),
       message: 'Refund fetched.',
     }),
   );
@@ -63,7 +64,7 @@ export function registerRefundRoutes(app: App, refunds: ServiceOf<RefundsService
         response: { 200: listOf(Refund), ...errorResponses(400, 403, 404) },
       },
     },
-    async (request) => refunds(request).list(principalOf(request), request.query, request.params.id),
+    async (request) => refunds.list(principalOf(request), request.query, request.params.id),
   );
 
   app.get(
@@ -78,6 +79,6 @@ export function registerRefundRoutes(app: App, refunds: ServiceOf<RefundsService
         response: { 200: listOf(Refund), ...errorResponses(400, 403) },
       },
     },
-    async (request) => refunds(request).list(principalOf(request), request.query),
+    async (request) => refunds.list(principalOf(request), request.query),
   );
 }

@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
-import type { ServiceOf } from '../../http/scope.js';
 import { CreateEndpointBody, Endpoint, RotateSecretBody, UpdateEndpointBody } from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
 
@@ -22,7 +22,7 @@ async function splitFormEventList(request: FastifyRequest): Promise<void> {
 const one = Type.Object({ data: Endpoint, message: Type.String() });
 
 /** Webhook endpoints. Merchant and partner keys both manage their own account's endpoints. */
-export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksService>): void {
+export function registerWebhookRoutes(app: App, webhooks: WebhooksService, keyed: Keyed): void {
   app.post(
     '/v1/webhooks/',
     {
@@ -37,10 +37,11 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
         response: { 200: one, ...errorResponses(400, 415) },
       },
     },
-    async (request) => ({
-      data: await webhooks(request).create(principalOf(request), request.body, { ids: request.ids }),
-      message: 'Webhook endpoint created. Keep the secret: it is not shown again.',
-    }),
+    async (request, reply) =>
+      keyed(request, reply, async (work) => ({
+        data: await webhooks.create(principalOf(request), request.body, { ids: work.ids }),
+        message: 'Webhook endpoint created. Keep the secret: it is not shown again.',
+      })),
   );
 
   app.get(
@@ -54,7 +55,7 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
         response: { 200: listOf(Endpoint), ...errorResponses(400) },
       },
     },
-    async (request) => webhooks(request).list(principalOf(request), request.query),
+    async (request) => webhooks.list(principalOf(request), request.query),
   );
 
   app.get(
@@ -69,7 +70,7 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
       },
     },
     async (request) => ({
-      data: await webhooks(request).get(principalOf(request), request.params.id),
+      data: await webhooks.get(principalOf(request), request.params.id),
       message: 'Webhook endpoint fetched.',
     }),
   );
@@ -89,7 +90,7 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
       },
     },
     async (request) => ({
-      data: await webhooks(request).update(principalOf(request), request.params.id, request.body),
+      data: await webhooks.update(principalOf(request), request.params.id, request.body),
       message: 'Webhook endpoint updated.',
     }),
   );
@@ -112,7 +113,7 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
       },
     },
     async (request) => ({
-      data: await webhooks(request).remove(principalOf(request), request.params.id),
+      data: await webhooks.remove(principalOf(request), request.params.id),
       message: 'Webhook endpoint deleted.',
     }),
   );
@@ -120,7 +121,7 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
   app.post(
     '/v1/webhooks/:id/rotate-secret/',
     {
-      config: { auth: 'any' },
+      config: { auth: 'any', idempotency: 'atomic' },
       // No fields: a body is optional, and one with any field is refused rather than ignored.
       preValidation: async (request) => {
         request.body ??= {};
@@ -135,9 +136,10 @@ export function registerWebhookRoutes(app: App, webhooks: ServiceOf<WebhooksServ
         response: { 200: one, ...errorResponses(400, 404, 415) },
       },
     },
-    async (request) => ({
-      data: await webhooks(request).rotateSecret(principalOf(request), request.params.id),
-      message: 'Secret rotated. The previous secret stays valid for 24 hours.',
-    }),
+    async (request, reply) =>
+      keyed(request, reply, async (work) => ({
+        data: await webhooks.rotateSecret(principalOf(request), request.params.id, work.db),
+        message: 'Secret rotated. The previous secret stays valid for 24 hours.',
+      })),
   );
 }

@@ -200,9 +200,9 @@ export function createWebhooksService(deps: {
       return { id, deleted: true };
     },
 
-    async rotateSecret(scope: Scope, id: string): Promise<Endpoint> {
+    async rotateSecret(scope: Scope, id: string, on: Db = db): Promise<Endpoint> {
       const secret = newWebhookSecret();
-      return db.transaction(async (tx) => {
+      return on.transaction(async (tx) => {
         await owned(scope, id, tx, true);
         const now = clock.now();
         const row = await repo.rotateSecret(
@@ -241,6 +241,7 @@ export function createWebhooksService(deps: {
       scope: Scope,
       event: { id: string; type: string },
       endpointId: string | undefined,
+      on: Db = db,
     ): Promise<Page<Delivery>> {
       let endpoints: EndpointRow[];
       if (endpointId !== undefined) {
@@ -254,10 +255,10 @@ export function createWebhooksService(deps: {
         }
         endpoints = [endpoint];
       } else {
-        endpoints = await repo.listMatching(db, scope.accountId, scope.mode, event.type);
+        endpoints = await repo.listMatching(on, scope.accountId, scope.mode, event.type);
       }
       if (endpoints.length > 0) {
-        await db.transaction((tx) =>
+        await on.transaction((tx) =>
           deliveries.redeliver(
             tx,
             { id: event.id, accountId: scope.accountId, mode: scope.mode },
