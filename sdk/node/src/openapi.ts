@@ -5253,10 +5253,7 @@ export interface operations {
     submitAuthenticationPage: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Optional. 1–255 printable ASCII characters; a retry with the same key and body replays the first response (docs/idempotency.md). */
-                "idempotency-key"?: string;
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -5304,10 +5301,7 @@ export interface operations {
     receiveProviderReturnPost: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Optional. 1–255 printable ASCII characters; a retry with the same key and body replays the first response (docs/idempotency.md). */
-                "idempotency-key"?: string;
-            };
+            header?: never;
             path: {
                 id: string;
             };
