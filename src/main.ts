@@ -24,6 +24,7 @@ import { type Container, createContainer, openDatabase } from './container.js';
 import { migrate } from './db/migrate.js';
 import { DataDirLockedError } from './db/pglite.js';
 import { KoshError } from './domain/errors.js';
+import { joinClusterMetrics } from './http/metrics.js';
 import { buildServer } from './http/server.js';
 import { backgroundJobs } from './jobs/jobs.js';
 import { startJobs } from './jobs/runner.js';
@@ -175,6 +176,8 @@ async function serve(values: Parsed['values']): Promise<void> {
     });
     process.exit(code);
   }
+  // Before the slow part of a worker's start, so the primary's metrics gathering never waits on it.
+  if (cluster.isWorker) joinClusterMetrics();
   const container = await createContainer(config, { migrate: !cluster.isWorker });
   if (!cluster.isWorker) await bootstrap(container);
   const app = await buildServer(container);

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { answerMetricsRequests } from '../http/metrics.js';
 
 export interface PrimaryOptions {
   workers: number;
@@ -18,7 +19,8 @@ const MAX_RESTART_DELAY_MS = 10_000;
  * The cluster primary: it forks `workers` HTTP processes that share the listening port (node:cluster
  * hands connections to them round-robin), restarts any that dies unexpectedly, and on SIGTERM/SIGINT
  * forwards SIGTERM so every worker finishes its in-flight requests before the primary exits.
- * The primary itself opens no database and serves nothing, so it has nothing to crash on.
+ * The primary itself opens no database and serves nothing, so it has nothing to crash on; it only
+ * sums the workers' metrics when one of them is asked for `/metrics` (src/http/metrics.ts).
  */
 export function runPrimary(options: PrimaryOptions): Promise<number> {
   const { log, workers } = options;
@@ -36,6 +38,7 @@ export function runPrimary(options: PrimaryOptions): Promise<number> {
     const fork = () => {
       const worker = cluster.fork();
       alive.set(worker.id, worker);
+      answerMetricsRequests(worker);
       worker.once('listening', (address) => {
         listening.add(worker.id);
         failedStarts = 0;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Db } from '../db/db.js';
 import type { App } from './app-types.js';
-import type { Metrics } from './metrics.js';
+import { ClusterMetricsError, type Metrics } from './metrics.js';
 
 /** Operator endpoints: liveness, readiness, Prometheus metrics. No credentials; keep them off the public edge. */
 export function registerOpsRoutes(app: App, deps: { db: Db; metrics: Metrics }): void {
@@ -21,8 +21,19 @@ export function registerOpsRoutes(app: App, deps: { db: Db; metrics: Metrics }):
       return reply.code(503).send({ status: 'unavailable', database: deps.db.kind });
     }
   });
-  app.get('/metrics', { schema: hide }, async (_request, reply) => {
-    reply.type(deps.metrics.registry.contentType);
-    return deps.metrics.registry.metrics();
+  // Under `kosh serve --workers N` the whole server's series, summed over the workers (./metrics.ts).
+  app.get('/metrics', { schema: hide }, async (request, reply) => {
+    try {
+      const { contentType, text } = await deps.metrics.render();
+      return reply.type(contentType).send(text);
+    } catch (error) {
+      if (!(error instanceof ClusterMetricsError)) throw error;
+      // Never one worker's share in place of the total: a scrape that fails is the honest answer.
+      request.log.warn({ err: error }, 'metrics could not be gathered from the workers');
+      return reply
+        .code(503)
+        .type('text/plain; charset=utf-8')
+        .send(`metrics unavailable: ${error.message}\n`);
+    }
   });
 }

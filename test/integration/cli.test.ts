@@ -37,9 +37,12 @@ function tempDir(): string {
   return dir;
 }
 
-async function serve(env: Record<string, string>): Promise<{ process: KoshProcess; url: string }> {
+async function serve(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ process: KoshProcess; url: string }> {
   const port = await freePort();
-  const process = runKosh(['serve'], {
+  const process = runKosh(['serve', ...args], {
     PORT: String(port),
     KOSH_PUBLIC_URL: `http://127.0.0.1:${port}`,
     ...env,
@@ -282,6 +285,40 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
         });
         expect(methods.status).toBe(200);
         expect(((await methods.json()) as { entity: string }).entity).toBe('methods');
+        await server.process.stop();
+      } finally {
+        await database.drop();
+      }
+    });
+
+    it('answers /metrics for the whole server under --workers 2, whichever worker takes it', async () => {
+      const database = await createEmptyPostgresDatabase();
+      try {
+        const server = await serve(
+          {
+            DATABASE_URL: database.url,
+            KOSH_DATA_DIR: tempDir(),
+            KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+            KOSH_REQUEST_LOG: 'false',
+          },
+          ['--workers', '2'],
+        );
+        // A fresh connection per request: node:cluster deals connections to the workers in turn.
+        const get = (pathname: string) =>
+          fetch(`${server.url}${pathname}`, { headers: { connection: 'close' } });
+        const requests = 40;
+        for (let i = 0; i < requests; i++) expect((await get('/healthz')).status).toBe(200);
+        const healthzCount =
+          /^kosh_http_request_duration_seconds_count\{[^}]*route="\/healthz"[^}]*\} (\d+)$/gm;
+        // Enough answers that both workers give some: each must show every request, not its share.
+        for (let i = 0; i < 6; i++) {
+          const metrics = await get('/metrics');
+          const text = await metrics.text();
+          expect(metrics.status, text).toBe(200);
+          expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+          const counted = [...text.matchAll(healthzCount)].reduce((sum, match) => sum + Number(match[1]), 0);
+          expect(counted, text).toBe(requests);
+        }
         await server.process.stop();
       } finally {
         await database.drop();
