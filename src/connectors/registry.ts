@@ -10,6 +10,8 @@ import { createRazorpayConnector } from './razorpay/razorpay.connector.js';
  * Adding a provider is adding an entry here.
  */
 export interface ProviderKind {
+  /** The provider's name in sentences (the API's descriptions). */
+  label: string;
   publicFields: readonly string[];
   secretFields: readonly string[];
   create(credentials: Record<string, string>, settings: ProviderSettings): Connector;
@@ -17,6 +19,7 @@ export interface ProviderKind {
 
 export const PROVIDERS = {
   cashfree: {
+    label: 'Cashfree',
     publicFields: ['client_id'],
     // Cashfree signs its webhooks with the client secret.
     secretFields: ['client_secret'],
@@ -31,6 +34,7 @@ export const PROVIDERS = {
       }),
   },
   razorpay: {
+    label: 'Razorpay',
     publicFields: ['key_id'],
     secretFields: ['key_secret', 'webhook_secret'],
     create: (credentials, settings) =>
@@ -46,6 +50,7 @@ export const PROVIDERS = {
   },
 } as const satisfies Record<string, ProviderKind>;
 
+/** The providers' names: the connector-accounts API's enum and its types are derived from these. */
 export type ProviderName = keyof typeof PROVIDERS;
 export const PROVIDER_NAMES = Object.keys(PROVIDERS) as ProviderName[];
 

@@ -1,15 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { cashfreeIdempotencyKey } from '../../src/connectors/cashfree/cashfree.client.js';
+import { createCashfreeConnector } from '../../src/connectors/cashfree/cashfree.connector.js';
 import {
   cashfreeAmount,
-  cashfreeIdempotencyKey,
   cashfreePaymentMethod,
   cashfreePhone,
   cashfreeStatus,
-  createCashfreeConnector,
   paiseFromCashfree,
-} from '../../src/connectors/cashfree/cashfree.connector.js';
+} from '../../src/connectors/cashfree/cashfree.shapes.js';
 import {
   CASHFREE_API_VERSION,
   CASHFREE_BANKS,

@@ -10,12 +10,12 @@ import type {
   InitiateResult,
   StatusResult,
 } from '../../src/connectors/connector.js';
+import { createRazorpayConnector } from '../../src/connectors/razorpay/razorpay.connector.js';
 import {
-  createRazorpayConnector,
   razorpayFailure,
   razorpayPaymentStatus,
   razorpayRefundResult,
-} from '../../src/connectors/razorpay/razorpay.connector.js';
+} from '../../src/connectors/razorpay/razorpay.shapes.js';
 import {
   RAZORPAY_BANKS,
   RAZORPAY_DEFAULT_ERROR,

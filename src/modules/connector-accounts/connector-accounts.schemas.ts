@@ -1,18 +1,25 @@
 import { type Static, Type } from 'typebox';
+import { PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../connectors/registry.js';
+
+/** The providers and their credential fields, as the registry lists them (never typed again here). */
+const providerList = PROVIDER_NAMES.map((name) => `\`${name}\``).join(' or ');
+const credentialFields = PROVIDER_NAMES.map((name) => {
+  const kind = PROVIDERS[name];
+  return `${kind.label}: \`{ ${[...kind.publicFields, ...kind.secretFields].join(', ')} }\`.`;
+}).join(' ');
 
 export const CreateConnectorAccountBody = Type.Object(
   {
-    connector: Type.Unsafe<'cashfree' | 'razorpay'>({
+    connector: Type.Unsafe<ProviderName>({
       type: 'string',
-      enum: ['cashfree', 'razorpay'],
-      description: 'The payment provider: `cashfree` or `razorpay`.',
+      enum: PROVIDER_NAMES,
+      description: `The payment provider: ${providerList}.`,
     }),
     credentials: Type.Unsafe<Record<string, string>>({
       type: 'object',
       maxProperties: 10,
       additionalProperties: { type: 'string', maxLength: 500 },
-      description:
-        'Cashfree: `{ client_id, client_secret }`. Razorpay: `{ key_id, key_secret, webhook_secret }`. Secrets are stored encrypted and never shown again.',
+      description: `${credentialFields} Secrets are stored encrypted and never shown again.`,
     }),
   },
   { additionalProperties: false },
@@ -22,7 +29,7 @@ export type CreateConnectorAccountBody = Static<typeof CreateConnectorAccountBod
 export const ConnectorAccount = Type.Object({
   id: Type.String({ description: '`ca_` and an opaque suffix' }),
   entity: Type.Literal('connector_account'),
-  connector: Type.Union([Type.Literal('cashfree'), Type.Literal('razorpay')]),
+  connector: Type.Unsafe<ProviderName>(Type.Union(PROVIDER_NAMES.map((name) => Type.Literal(name)))),
   status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
   webhook_url: Type.String({ description: "Register this address for webhooks in the provider's dashboard" }),
   credentials: Type.Unsafe<Record<string, string>>({

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { ProviderName } from '../../../src/connectors/registry.js';
 import { verifyReturn } from '../../../src/modules/payments/return-signature.js';
 import type { SendRequest } from '../../../src/modules/webhooks/http-sender.js';
 import { describeEachDatabase, type TestAccount } from '../harness.js';
@@ -11,7 +12,7 @@ export type Phase = 'initiate' | 'status' | 'refund';
 
 /** What the shared suite needs of a local fake provider. */
 export interface ProviderUnderTest {
-  name: 'cashfree' | 'razorpay';
+  name: ProviderName;
   /** The settings that point Kosh at the fake (its base URL), once it runs. */
   env(): Record<string, string>;
   credentials: Record<string, string>;
