@@ -6,7 +6,8 @@ import type { Order } from '../orders/orders.schemas.js';
 import type { Payment } from '../payments/payments.schemas.js';
 import type { Refund } from '../refunds/refunds.schemas.js';
 import type { Delivery, Endpoint } from '../webhooks/webhooks.schemas.js';
-import { type Html, html, money, when } from './html.js';
+import { type Html, html } from '../../pages/html.js';
+import { money, when } from './format.js';
 import { csrfField, DASHBOARD } from './layout.js';
 import type { DashboardSession } from './users.service.js';
 
