@@ -126,6 +126,32 @@ export function createWebhooksService(deps: {
     );
   }
 
+  /** Two statements for any number of endpoints or events: their deliveries, then all their attempts. */
+  async function latestDeliveries(
+    principal: Principal,
+    by: 'endpoint_id' | 'event_id',
+    ids: string[],
+    limit: number,
+  ): Promise<Map<string, Delivery[]>> {
+    const rows = await deliveries.latestFor(db, principal.accountId, principal.mode, by, ids, limit);
+    const attempts = await deliveries.attemptsFor(
+      db,
+      principal.accountId,
+      principal.mode,
+      rows.map((row) => row.id),
+    );
+    const found = new Map<string, Delivery[]>();
+    for (const row of rows) {
+      const delivery = toDelivery(
+        row,
+        attempts.filter((attempt) => attempt.delivery_id === row.id),
+      );
+      const key = row[by];
+      found.set(key, [...(found.get(key) ?? []), delivery]);
+    }
+    return found;
+  }
+
   return {
     /**
      * Creates an endpoint; its secret is shown only in this answer. `options.ids` are a keyed
@@ -220,28 +246,14 @@ export function createWebhooksService(deps: {
 
     deliveriesOf,
 
-    /** An endpoint's latest deliveries with their attempts (the dashboard's webhooks page). */
-    async recentDeliveries(principal: Principal, endpointId: string, limit: number): Promise<Delivery[]> {
-      await owned(principal, endpointId);
-      const rows = await deliveries.recentForEndpoint(
-        db,
-        principal.accountId,
-        principal.mode,
-        endpointId,
-        limit,
-      );
-      const attempts = await deliveries.attemptsFor(
-        db,
-        principal.accountId,
-        principal.mode,
-        rows.map((row) => row.id),
-      );
-      return rows.map((row) =>
-        toDelivery(
-          row,
-          attempts.filter((attempt) => attempt.delivery_id === row.id),
-        ),
-      );
+    /** Each endpoint's latest deliveries with their attempts, by endpoint id (the dashboard's webhooks page). */
+    latestDeliveriesOfEndpoints(principal: Principal, endpointIds: string[], limit: number) {
+      return latestDeliveries(principal, 'endpoint_id', endpointIds, limit);
+    },
+
+    /** Each event's latest deliveries with their attempts, by event id (the dashboard's payment page). */
+    latestDeliveriesOfEvents(principal: Principal, eventIds: string[], limit: number) {
+      return latestDeliveries(principal, 'event_id', eventIds, limit);
     },
 
     /** Sends the event again to one endpoint or to every enabled endpoint that takes its type. */
