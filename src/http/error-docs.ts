@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '../domain/errors.js';
-import { html } from '../modules/dashboard/html.js';
+import { html } from '../pages/html.js';
 import type { App } from './app-types.js';
 
 /** Where the error reference is served; every error's `doc_url` points at its entry there. */

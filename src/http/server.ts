@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Container } from '../container.js';
 import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
 import { registerConnectorAccountRoutes } from '../modules/connector-accounts/connector-accounts.routes.js';
-import { registerDashboardRoutes } from '../modules/dashboard/dashboard.routes.js';
+import { registerDashboardRoutes } from '../modules/dashboard/dashboard.plugin.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerDocumentRoutes } from '../modules/merchants/documents.routes.js';
 import { registerMerchantRoutes } from '../modules/merchants/merchants.routes.js';

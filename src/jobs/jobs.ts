@@ -9,6 +9,7 @@ export function backgroundJobs(container: Container): Job[] {
     container.jobs.paymentSync,
     container.jobs.refundSync,
     container.services.idempotency.purgeJob(),
+    container.services.dashboardUsers.purgeJob(),
     ...webhookJobs(
       container.services.webhooks,
       container.webhookDelivery,

@@ -515,6 +515,44 @@ describeEachDatabase('dashboard', (harness) => {
     }
   });
 
+  it('reads the deliveries of the payment page and the webhooks page in one statement, however many rows', async () => {
+    const shop = await harness().merchant('Round Trip Shop');
+    const visitor = new Visitor(harness, `198.51.100.${++counter}`);
+    expect((await visitor.login(await userFor(shop))).statusCode).toBe(303);
+    const addEndpoint = async (path: string) => {
+      const endpoint = await harness().request('POST', '/v1/webhooks/', {
+        auth: shop,
+        json: { url: `http://127.0.0.1:9/${path}`, enabled_events: ['payment.captured', 'payment.failed'] },
+      });
+      expect(endpoint.statusCode, endpoint.body).toBe(200);
+    };
+    const deliveryReads = async (path: string) => {
+      harness().queries.reset();
+      const response = await visitor.request('GET', path);
+      expect(response.statusCode, response.body).toBe(200);
+      const trips = harness().queries.trips.map((trip) => trip.text);
+      return {
+        trips: trips.length,
+        deliveries: trips.filter((text) => /FROM webhook_deliveries/.test(text)),
+      };
+    };
+
+    await addEndpoint('one');
+    const { paymentId } = await captured(shop);
+    await drain(harness());
+    const one = await deliveryReads('/dashboard/webhooks/');
+    for (const path of ['two', 'three', 'four']) await addEndpoint(path);
+    const { paymentId: second } = await captured(shop);
+    await drain(harness());
+    const four = await deliveryReads('/dashboard/webhooks/');
+    expect(four.deliveries).toHaveLength(1);
+    expect(four.trips).toBe(one.trips);
+
+    const detail = await deliveryReads(`/dashboard/payments/${paymentId}/`);
+    expect(detail.deliveries).toHaveLength(1);
+    expect((await deliveryReads(`/dashboard/payments/${second}/`)).trips).toBe(detail.trips);
+  });
+
   it('marks the session cookie Secure when Kosh is served over https', async () => {
     const secure = await createHarness(harness().kind, { KOSH_PUBLIC_URL: 'https://pay.example' });
     try {

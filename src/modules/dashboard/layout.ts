@@ -1,5 +1,5 @@
+import { type Html, html, htmlDocument } from '../../pages/html.js';
 import { STYLESHEET_NAME } from './assets.js';
-import { type Html, html } from './html.js';
 import type { DashboardSession } from './users.service.js';
 
 export const DASHBOARD = '/dashboard';
@@ -27,20 +27,11 @@ const PARTNER_NAV = [
 ] as const;
 
 function document(title: string, body: Html): string {
-  return html`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · Kosh dashboard</title>
-<link rel="stylesheet" href="${DASHBOARD}/assets/${STYLESHEET_NAME}">
-</head>
-<body>
-${body}
-</body>
-</html>
-`.markup;
+  return htmlDocument({
+    title: `${title} · Kosh dashboard`,
+    head: html`<link rel="stylesheet" href="${DASHBOARD}/assets/${STYLESHEET_NAME}">`,
+    body,
+  });
 }
 
 export function csrfField(session: DashboardSession): Html {

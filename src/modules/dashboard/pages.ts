@@ -1,4 +1,5 @@
 import type { Page as ListPage } from '../../domain/pagination.js';
+import { type Html, html } from '../../pages/html.js';
 import type { ApiKey } from '../accounts/keys.routes.js';
 import type { KycDocument } from '../merchants/documents.service.js';
 import type { Merchant } from '../merchants/merchants.schemas.js';
@@ -6,7 +7,16 @@ import type { Order } from '../orders/orders.schemas.js';
 import type { Payment } from '../payments/payments.schemas.js';
 import type { Refund } from '../refunds/refunds.schemas.js';
 import type { Delivery, Endpoint } from '../webhooks/webhooks.schemas.js';
-import { type Html, html, money, when } from './html.js';
+import {
+  ORDER_STATUSES,
+  type OrderFilters,
+  PAYMENT_METHODS,
+  PAYMENT_STATUSES,
+  type PaymentFilters,
+  REFUND_STATUSES,
+  type RefundFilters,
+} from './filters.js';
+import { money, when } from './format.js';
 import { csrfField, DASHBOARD } from './layout.js';
 import type { DashboardSession } from './users.service.js';
 
@@ -85,17 +95,6 @@ export function homeContent(summary: Summary): Html {
 <svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="Captured amount per day over the last 30 days">${bars}</svg>`;
 }
 
-export interface PaymentFilters {
-  status?: string;
-  method?: string;
-  bank?: string;
-  wallet?: string;
-  from?: string;
-  to?: string;
-  q?: string;
-  cursor?: string;
-}
-
 export function paymentsContent(list: ListPage<Payment>, filters: PaymentFilters): Html {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(filters)) if (value && key !== 'cursor') params.set(key, value);
@@ -112,8 +111,8 @@ export function paymentsContent(list: ListPage<Payment>, filters: PaymentFilters
   );
   return html`<form class="filters" method="get" action="${DASHBOARD}/payments/" role="search">
   <label>Search<input type="search" name="q" value="${filters.q ?? ''}" placeholder="pay_…, order_…, email or phone" maxlength="254"></label>
-  ${select('status', 'Status', ['created', 'pending', 'captured', 'failed'], filters.status)}
-  ${select('method', 'Method', ['netbanking', 'wallet'], filters.method)}
+  ${select('status', 'Status', PAYMENT_STATUSES, filters.status)}
+  ${select('method', 'Method', PAYMENT_METHODS, filters.method)}
   <label>Bank<input name="bank" value="${filters.bank ?? ''}" maxlength="40" size="8"></label>
   <label>Wallet<input name="wallet" value="${filters.wallet ?? ''}" maxlength="40" size="8"></label>
   ${dateInput('from', 'From', filters.from)}
@@ -184,21 +183,13 @@ ${
 ${events.length ? html`<ul class="timeline">${timeline}</ul>` : html`<p class="muted">No events yet.</p>`}`;
 }
 
-export interface OrderFilters {
-  status?: string;
-  receipt?: string;
-  from?: string;
-  to?: string;
-  cursor?: string;
-}
-
 export function ordersContent(list: ListPage<Order>, filters: OrderFilters): Html {
   const rows = list.data.map(
     (order) =>
       html`<tr><td><a class="mono" href="${DASHBOARD}/orders/${order.id}/">${order.id}</a></td><td class="num">${money(order.amount, order.currency)}</td><td>${badge(order.status)}</td><td>${order.receipt ?? ''}</td><td>${when(order.created_at)}</td></tr>`,
   );
   return html`<form class="filters" method="get" action="${DASHBOARD}/orders/" role="search">
-  ${select('status', 'Status', ['created', 'attempted', 'paid'], filters.status)}
+  ${select('status', 'Status', ORDER_STATUSES, filters.status)}
   <label>Receipt<input name="receipt" value="${filters.receipt ?? ''}" maxlength="40"></label>
   ${dateInput('from', 'From', filters.from)}
   ${dateInput('to', 'To (inclusive)', filters.to)}
@@ -226,16 +217,13 @@ export function orderContent(order: Order, payments: Payment[]): Html {
 ${table(['Payment', ['Amount', 'num'], 'Status', 'Created'], rows, 'No payments yet.')}`;
 }
 
-export function refundsContent(
-  list: ListPage<Refund>,
-  filters: { status?: string; payment_id?: string },
-): Html {
+export function refundsContent(list: ListPage<Refund>, filters: RefundFilters): Html {
   const rows = list.data.map(
     (refund) =>
       html`<tr><td><a class="mono" href="${DASHBOARD}/refunds/${refund.id}/">${refund.id}</a></td><td class="num">${money(refund.amount, refund.currency)}</td><td>${badge(refund.status)}</td><td><a class="mono" href="${DASHBOARD}/payments/${refund.payment_id}/">${refund.payment_id}</a></td><td>${when(refund.created_at)}</td></tr>`,
   );
   return html`<form class="filters" method="get" action="${DASHBOARD}/refunds/" role="search">
-  ${select('status', 'Status', ['pending', 'processed', 'failed'], filters.status)}
+  ${select('status', 'Status', REFUND_STATUSES, filters.status)}
   <label>Payment<input name="payment_id" value="${filters.payment_id ?? ''}" maxlength="100" placeholder="pay_…"></label>
   <button>Apply</button>
 </form>

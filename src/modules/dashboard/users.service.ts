@@ -5,8 +5,8 @@ import { isUniqueViolation } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
-import type { AccountKind, Mode } from '../../domain/scope.js';
-import type { Principal } from '../accounts/principal.js';
+import type { AccountKind, Mode, Scope } from '../../domain/scope.js';
+import type { Job } from '../../jobs/runner.js';
 import {
   decoyHash,
   hashPassword,
@@ -14,13 +14,9 @@ import {
   PASSWORD_MIN_LENGTH,
   passwordMatches,
 } from './passwords.js';
+import { createDashboardUsersRepo, type DashboardUser } from './users.repo.js';
 
-export interface DashboardUser {
-  id: string;
-  account_id: string;
-  email: string;
-  created_at: Date;
-}
+export type { DashboardUser } from './users.repo.js';
 
 /** A signed-in dashboard user, as a page sees them. */
 export interface DashboardSession {
@@ -30,8 +26,8 @@ export interface DashboardSession {
   mode: Mode;
   /** The token every state-changing request must carry (a form field): derived from the session's. */
   csrfToken: string;
-  /** The services' view of the caller: the same scoping as an API key of that account and mode. */
-  principal: Principal;
+  /** Whose data the pages show: the account and mode the user signed in to, as the services take it. */
+  scope: Scope;
 }
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,189}\.[^\s@]{1,63}$/;
@@ -48,17 +44,6 @@ function csrfFor(token: string): string {
   return createHmac('sha256', token).update('kosh-dashboard-csrf').digest('base64url');
 }
 
-interface SessionRow {
-  user_id: string;
-  account_id: string;
-  email: string;
-  user_created_at: Date;
-  mode: Mode;
-  account_kind: AccountKind;
-  account_name: string;
-  account_status: string;
-}
-
 /**
  * Dashboard users, their sessions and the login throttle. Sessions are stored as the SHA-256 of a
  * 256-bit random token (the cookie), expire when idle and at a maximum age, and carry the mode the
@@ -72,6 +57,8 @@ export function createDashboardUsers(deps: {
   settings: DashboardSettings;
 }) {
   const { db, ids, clock, settings } = deps;
+  const repo = createDashboardUsersRepo();
+  const lifetime = { idleSeconds: settings.idleSeconds, maxAgeSeconds: settings.maxAgeSeconds };
 
   async function createUser(
     input: { accountId: string; email: string; password: string },
@@ -90,12 +77,12 @@ export function createDashboardUsers(deps: {
     }
     const passwordHash = await hashPassword(input.password, settings.passwordLog2Cost);
     try {
-      const [row] = await tx.query<DashboardUser>(
-        `INSERT INTO dashboard_users (id, account_id, email, password_hash)
-         SELECT $1, id, $3, $4 FROM accounts WHERE id = $2
-         RETURNING id, account_id, email, created_at`,
-        [ids.next('usr'), input.accountId, email, passwordHash],
-      );
+      const row = await repo.insertUser(tx, {
+        id: ids.next('usr'),
+        accountId: input.accountId,
+        email,
+        passwordHash,
+      });
       if (!row) throw new KoshError('resource_not_found', `No account ${input.accountId}.`, 'account');
       return row;
     } catch (error) {
@@ -108,12 +95,7 @@ export function createDashboardUsers(deps: {
 
   /** Failed logins from `address` within the throttle window. */
   async function recentFailures(address: string): Promise<number> {
-    const [row] = await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM dashboard_login_failures
-        WHERE address = $1 AND failed_at > $2::timestamptz - make_interval(secs => $3)`,
-      [address, clock.now(), settings.throttleWindowSeconds],
-    );
-    return Number(row!.n);
+    return repo.countRecentFailures(db, address, clock.now(), settings.throttleWindowSeconds);
   }
 
   /**
@@ -129,46 +111,25 @@ export function createDashboardUsers(deps: {
       );
     }
     const email = normaliseEmail(input.email);
-    const [user] = await db.query<{ id: string; password_hash: string }>(
-      `SELECT u.id, u.password_hash FROM dashboard_users u JOIN accounts a ON a.id = u.account_id
-        WHERE u.email = $1 AND a.status <> 'suspended'`,
-      [email],
-    );
+    const user = await repo.findLoginUser(db, email);
     const password = input.password.slice(0, PASSWORD_MAX_LENGTH + 1);
     const matches = await passwordMatches(
       password,
       user?.password_hash ?? (await decoyHash(settings.passwordLog2Cost)),
     );
     if (!user || !matches) {
-      await db.query('INSERT INTO dashboard_login_failures (address, failed_at) VALUES ($1, $2)', [
-        input.address,
-        clock.now(),
-      ]);
+      await repo.recordFailure(db, input.address, clock.now());
       throw new KoshError('invalid_credentials', 'The email or the password is wrong.');
     }
     const token = randomBytes(32).toString('base64url');
-    await db.query(
-      `INSERT INTO dashboard_sessions (token_hash, user_id, mode, created_at, last_seen_at)
-       VALUES ($1, $2, 'test', $3, $3)`,
-      [tokenHash(token), user.id, clock.now()],
-    );
+    await repo.insertSession(db, tokenHash(token), user.id, clock.now());
     return token;
   }
 
   /** The live session for a cookie's token, touched (idle expiry restarts), or undefined. */
   async function session(token: string | undefined): Promise<DashboardSession | undefined> {
     if (!token || token.length > 100) return undefined;
-    const now = clock.now();
-    const [row] = await db.query<SessionRow>(
-      `UPDATE dashboard_sessions s SET last_seen_at = $2
-         FROM dashboard_users u JOIN accounts a ON a.id = u.account_id
-        WHERE s.token_hash = $1 AND u.id = s.user_id AND a.status <> 'suspended'
-          AND s.last_seen_at > $2::timestamptz - make_interval(secs => $3)
-          AND s.created_at > $2::timestamptz - make_interval(secs => $4)
-        RETURNING u.id AS user_id, u.account_id, u.email, u.created_at AS user_created_at, s.mode,
-                  a.kind AS account_kind, a.name AS account_name, a.status AS account_status`,
-      [tokenHash(token), now, settings.idleSeconds, settings.maxAgeSeconds],
-    );
+    const row = await repo.touchSession(db, tokenHash(token), clock.now(), lifetime);
     if (!row) return undefined;
     return {
       user: {
@@ -181,13 +142,7 @@ export function createDashboardUsers(deps: {
       accountName: row.account_name,
       mode: row.mode,
       csrfToken: csrfFor(token),
-      principal: {
-        accountId: row.account_id,
-        accountKind: row.account_kind,
-        accountName: row.account_name,
-        mode: row.mode,
-        apiKey: `dashboard:${row.user_id}`,
-      },
+      scope: { accountId: row.account_id, mode: row.mode },
     };
   }
 
@@ -204,14 +159,28 @@ export function createDashboardUsers(deps: {
     },
 
     async setMode(token: string, mode: Mode): Promise<void> {
-      await db.query('UPDATE dashboard_sessions SET mode = $2 WHERE token_hash = $1', [
-        tokenHash(token),
-        mode,
-      ]);
+      await repo.setMode(db, tokenHash(token), mode);
     },
 
     async logout(token: string): Promise<void> {
-      await db.query('DELETE FROM dashboard_sessions WHERE token_hash = $1', [tokenHash(token)]);
+      await repo.deleteSession(db, tokenHash(token));
+    },
+
+    /**
+     * Deletes expired sessions and failed logins that have left the throttle window, a bounded
+     * batch of each per run; neither could be used again, and without it both tables only grow.
+     */
+    purgeJob(batchSize = 1_000): Job {
+      return {
+        name: 'dashboard-purge',
+        idleIntervalMs: 60_000,
+        run: async () => {
+          const now = clock.now();
+          const sessions = await repo.purgeExpiredSessions(db, now, lifetime, batchSize);
+          const failures = await repo.purgeOldFailures(db, now, settings.throttleWindowSeconds, batchSize);
+          return sessions + failures;
+        },
+      };
     },
   };
 }

@@ -1,6 +1,7 @@
 import { formatMajor } from '../../domain/money.js';
+import { escapeHtml } from '../../pages/html.js';
 import type { AuthenticationView } from './authentication.service.js';
-import { escapeHtml, hiddenInputs, htmlDocument } from './html.js';
+import { bankDocument, hiddenInputs } from './html.js';
 
 export interface Page {
   status: number;
@@ -69,7 +70,7 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
 </main>`;
     return {
       status: 200,
-      html: htmlDocument({ title: `${payment.instrument_name} (sandbox)`, nonce, body }),
+      html: bankDocument({ title: `${payment.instrument_name} (sandbox)`, nonce, body }),
       formTargets: [],
     };
   }
@@ -85,7 +86,7 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
 </main>`;
     return {
       status: 200,
-      html: htmlDocument({
+      html: bankDocument({
         title: `${payment.instrument_name}`,
         nonce,
         body,
@@ -99,14 +100,14 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
   <h1>Your ${payment.method === 'netbanking' ? 'bank' : 'wallet'} cannot be reached right now</h1>
   <p>Nothing was charged by this attempt. <a href="${escapeHtml(selfUrl)}">Try again</a> in a moment.</p>
 </main>`;
-    return { status: 503, html: htmlDocument({ title: 'Bank unavailable', nonce, body }), formTargets: [] };
+    return { status: 503, html: bankDocument({ title: 'Bank unavailable', nonce, body }), formTargets: [] };
   }
   if (view.kind === 'stale') {
     const body = `<main>
   <h1>This page is no longer valid</h1>
   <p>The payment is still waiting for you. <a href="${escapeHtml(selfUrl)}">Open the bank page again</a>.</p>
 </main>`;
-    return { status: 409, html: htmlDocument({ title: 'Page expired', nonce, body }), formTargets: [] };
+    return { status: 409, html: bankDocument({ title: 'Page expired', nonce, body }), formTargets: [] };
   }
   const fields = {
     payment_id: payment.id,
@@ -123,7 +124,7 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
 </main>`;
   return {
     status: 200,
-    html: htmlDocument({
+    html: bankDocument({
       title: 'Returning to the merchant',
       nonce,
       body,
@@ -135,5 +136,5 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
 
 export function renderErrorPage(status: number, message: string, nonce: string): Page {
   const body = `<main><h1>Payment page unavailable</h1><p>${escapeHtml(message)}</p></main>`;
-  return { status, html: htmlDocument({ title: 'Payment page unavailable', nonce, body }), formTargets: [] };
+  return { status, html: bankDocument({ title: 'Payment page unavailable', nonce, body }), formTargets: [] };
 }

@@ -1,18 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { escapeHtml, html, htmlDocument, trusted } from '../../pages/html.js';
 
-const ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-  '`': '&#96;',
-};
-
-/** Escapes text for HTML element content and double- or single-quoted attribute values. */
-export function escapeHtml(value: string | number): string {
-  return String(value).replace(/[&<>"'`]/g, (char) => ENTITIES[char] ?? char);
-}
+// The payment pages' fields and the fakes in test/ escape with the shared helper.
+export { escapeHtml };
 
 export function newNonce(): string {
   return randomBytes(16).toString('base64');
@@ -36,26 +26,18 @@ button{flex:1;padding:.7rem;border:0;border-radius:.3rem;font-size:1rem;cursor:p
 .outcomes button{background:#e8ecf5;color:#1d2330;font-size:.9rem}.says{color:#556;font-size:.85rem}
 @media (max-width:30rem){body{padding:1rem}.outcomes li{grid-template-columns:1fr}}`;
 
-/** A complete document; `nonce` authorises its one style element and at most one script. */
-export function htmlDocument(options: {
+/** A bank page; `nonce` authorises its one style element and at most one script. */
+export function bankDocument(options: {
   title: string;
   nonce: string;
   body: string;
   script?: string;
 }): string {
-  const script = options.script ? `\n  <script nonce="${options.nonce}">${options.script}</script>` : '';
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <meta name="referrer" content="no-referrer">
-  <title>${escapeHtml(options.title)}</title>
-  <style nonce="${options.nonce}">${STYLE}</style>
-</head>
-<body>
-${options.body}${script}
-</body>
-</html>
-`;
+  return htmlDocument({
+    title: options.title,
+    head: html`<style nonce="${options.nonce}">${trusted(STYLE)}</style>`,
+    body: html`${trusted(options.body)}${
+      options.script ? html`\n<script nonce="${options.nonce}">${trusted(options.script)}</script>` : ''
+    }`,
+  });
 }

@@ -225,18 +225,24 @@ export function createDeliveriesRepo() {
       );
     },
 
-    /** An endpoint's latest deliveries, newest first. */
-    async recentForEndpoint(
+    /**
+     * The latest `limit` deliveries of each endpoint (or each event), newest first, in one statement:
+     * a page lists many endpoints or events and must not ask once per row.
+     */
+    async latestFor(
       db: Queryable,
       accountId: string,
       mode: Mode,
-      endpointId: string,
+      by: 'endpoint_id' | 'event_id',
+      ids: string[],
       limit: number,
     ): Promise<DeliveryRow[]> {
+      if (ids.length === 0) return [];
       return db.query<DeliveryRow>(
-        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-          WHERE endpoint_id = $1 AND account_id = $2 AND mode = $3 ORDER BY id DESC LIMIT $4`,
-        [endpointId, accountId, mode, limit],
+        `SELECT d.* FROM unnest($1::text[]) AS wanted(id) CROSS JOIN LATERAL (
+           SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+            WHERE ${by} = wanted.id AND account_id = $2 AND mode = $3 ORDER BY id DESC LIMIT $4) d`,
+        [ids, accountId, mode, limit],
       );
     },
 

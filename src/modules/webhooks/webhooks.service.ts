@@ -126,6 +126,32 @@ export function createWebhooksService(deps: {
     );
   }
 
+  /** Two statements for any number of endpoints or events: their deliveries, then all their attempts. */
+  async function latestDeliveries(
+    scope: Scope,
+    by: 'endpoint_id' | 'event_id',
+    ids: string[],
+    limit: number,
+  ): Promise<Map<string, Delivery[]>> {
+    const rows = await deliveries.latestFor(db, scope.accountId, scope.mode, by, ids, limit);
+    const attempts = await deliveries.attemptsFor(
+      db,
+      scope.accountId,
+      scope.mode,
+      rows.map((row) => row.id),
+    );
+    const found = new Map<string, Delivery[]>();
+    for (const row of rows) {
+      const delivery = toDelivery(
+        row,
+        attempts.filter((attempt) => attempt.delivery_id === row.id),
+      );
+      const key = row[by];
+      found.set(key, [...(found.get(key) ?? []), delivery]);
+    }
+    return found;
+  }
+
   return {
     /**
      * Creates an endpoint; its secret is shown only in this answer. `options.ids` are a keyed
@@ -218,22 +244,14 @@ export function createWebhooksService(deps: {
 
     deliveriesOf,
 
-    /** An endpoint's latest deliveries with their attempts (the dashboard's webhooks page). */
-    async recentDeliveries(scope: Scope, endpointId: string, limit: number): Promise<Delivery[]> {
-      await owned(scope, endpointId);
-      const rows = await deliveries.recentForEndpoint(db, scope.accountId, scope.mode, endpointId, limit);
-      const attempts = await deliveries.attemptsFor(
-        db,
-        scope.accountId,
-        scope.mode,
-        rows.map((row) => row.id),
-      );
-      return rows.map((row) =>
-        toDelivery(
-          row,
-          attempts.filter((attempt) => attempt.delivery_id === row.id),
-        ),
-      );
+    /** Each endpoint's latest deliveries with their attempts, by endpoint id (the dashboard's webhooks page). */
+    latestDeliveriesOfEndpoints(scope: Scope, endpointIds: string[], limit: number) {
+      return latestDeliveries(scope, 'endpoint_id', endpointIds, limit);
+    },
+
+    /** Each event's latest deliveries with their attempts, by event id (the dashboard's payment page). */
+    latestDeliveriesOfEvents(scope: Scope, eventIds: string[], limit: number) {
+      return latestDeliveries(scope, 'event_id', eventIds, limit);
     },
 
     /** Sends the event again to one endpoint or to every enabled endpoint that takes its type. */

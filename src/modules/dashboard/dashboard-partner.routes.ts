@@ -1,0 +1,39 @@
+import type { App } from '../../http/app-types.js';
+import {
+  type DashboardDeps,
+  hidden,
+  IdParams,
+  partnerOnly,
+  type SignedInOptions,
+  sendPage,
+  sessionOf,
+} from './dashboard.context.js';
+import { DASHBOARD, page } from './layout.js';
+import { merchantContent } from './pages.js';
+
+/** A partner's view of one of its merchants (the list is the partner's home page). */
+export function registerPartnerPages(app: App, deps: DashboardDeps, route: SignedInOptions): void {
+  const { services } = deps;
+
+  app.get(
+    `${DASHBOARD}/merchants/:id/`,
+    { ...route, schema: { ...hidden, params: IdParams } },
+    async (request, reply) => {
+      const session = sessionOf(request);
+      partnerOnly(session);
+      const merchant = await services.merchants.get(session.scope, request.params.id);
+      const [documents, vpas] = await Promise.all([
+        services.documents.list(session.scope, merchant.id, { limit: 100 }),
+        services.vpas.list(session.scope, merchant.id, { limit: 100 }),
+      ]);
+      return sendPage(
+        reply,
+        page(
+          session,
+          { title: merchant.display_name, section: '/' },
+          merchantContent(merchant, documents.data, vpas.data),
+        ),
+      );
+    },
+  );
+}
