@@ -7,6 +7,19 @@ export interface PageRequest {
   cursor: string | undefined;
 }
 
+/** What a caller asks of a list: a page size and where the previous page ended. */
+export interface PageQuery {
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+}
+
+/** A list's time filter (Unix seconds): `from` ≤ created_at < `to`. */
+export interface CreatedRange {
+  from?: number;
+  to?: number;
+}
+
 export interface Page<T> {
   data: T[];
   has_more: boolean;
@@ -16,7 +29,7 @@ export interface Page<T> {
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 100;
 
-export function pageRequest(prefix: IdPrefix, query: { limit?: number; cursor?: string }): PageRequest {
+export function pageRequest(prefix: IdPrefix, query: PageQuery): PageRequest {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   if (query.cursor !== undefined && !looksLikeId(prefix, query.cursor)) {
     throw new KoshError(
@@ -44,7 +57,7 @@ export function toPage<Row extends { id: string }, T>(
 }
 
 /** A list's `from` / `to` (Unix seconds) as the times they name; `from` ≤ created_at < `to`. */
-export function timeRange(query: { from?: number; to?: number }): { from?: Date; to?: Date } {
+export function timeRange(query: CreatedRange): { from?: Date; to?: Date } {
   return {
     from: query.from === undefined ? undefined : new Date(query.from * 1000),
     to: query.to === undefined ? undefined : new Date(query.to * 1000),

@@ -1,9 +1,18 @@
 import type { RouteOptions } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { ERROR_CATALOGUE, type ErrorCode, type ErrorType } from '../domain/errors.js';
+import type { Metadata as MetadataValue } from '../domain/metadata.js';
 import { idempotencyApplies } from './idempotency.js';
 
 /** Shared pieces of route schemas. */
+
+/**
+ * `true` only when A and B are the same type. A module's schemas file checks each body, query and
+ * response type against the domain type its service takes or returns
+ * (`const _order: Same<Static<typeof Order>, OrderView> = true;`), so that a schema change the
+ * domain types do not follow fails the typecheck instead of drifting apart.
+ */
+export type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : never;
 
 export const ErrorResponse = Type.Object(
   {
@@ -33,7 +42,7 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 }
 
 /** Merchant key-value data: a flat object of at most 20 keys, scalar values, bounded lengths. */
-export const Metadata = Type.Unsafe<Record<string, string | number | boolean | null>>({
+export const Metadata = Type.Unsafe<MetadataValue>({
   type: 'object',
   maxProperties: 20,
   propertyNames: { minLength: 1, maxLength: 40 },

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { CreatedBetween, enumParameter, filteredListQuery, Metadata } from '../../http/schemas.js';
+import { CreatedBetween, enumParameter, filteredListQuery, Metadata, type Same } from '../../http/schemas.js';
+import type { CreateOrder, OrderListFilter, Order as OrderView } from './orders.model.js';
 
 export const CreateOrderBody = Type.Object(
   {
@@ -42,3 +43,9 @@ export const OrderListQuery = filteredListQuery({
   receipt: Type.Optional(Type.String({ maxLength: 40, description: 'Only orders with this receipt' })),
 });
 export type OrderListQuery = Static<typeof OrderListQuery>;
+
+// The service takes and returns the domain types of orders.model.ts; these fail the typecheck when
+// a schema here and its domain type part.
+const _createOrder: Same<CreateOrderBody, CreateOrder> = true;
+const _order: Same<Order, OrderView> = true;
+const _orderList: Same<OrderListQuery, OrderListFilter> = true;

@@ -6,8 +6,8 @@ import type { IdGenerator } from '../../domain/ids.js';
 import { type AmountLimits, checkAmount } from '../../domain/money.js';
 import { type Page, pageRequest, timeRange, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
+import type { CreateOrder, Order, OrderListFilter } from './orders.model.js';
 import type { OrderRow, OrderStatus, OrdersRepo } from './orders.repo.js';
-import type { CreateOrderBody, Order, OrderListQuery } from './orders.schemas.js';
 
 /** The order as the API shows it (seed §2.1); `amount_pending` is derived, never stored. */
 export function toOrder(row: OrderRow): Order {
@@ -40,7 +40,7 @@ export function createOrdersService(deps: {
   const { db, repo, ids, clock, amountLimits } = deps;
 
   return {
-    async create(scope: Scope, input: CreateOrderBody, on: Db = db): Promise<Order> {
+    async create(scope: Scope, input: CreateOrder, on: Db = db): Promise<Order> {
       checkAmount(input.amount, input.currency, amountLimits);
       const row = await repo.insert(on, {
         id: ids.next('order'),
@@ -94,7 +94,7 @@ export function createOrdersService(deps: {
       });
     },
 
-    async list(scope: Scope, query: OrderListQuery): Promise<Page<Order>> {
+    async list(scope: Scope, query: OrderListFilter): Promise<Page<Order>> {
       const page = pageRequest('order', query);
       const rows = await repo.list(db, scope.accountId, scope.mode, page, {
         status: query.status,

@@ -1,0 +1,36 @@
+import type { Metadata } from '../../domain/metadata.js';
+import type { CreatedRange, PageQuery } from '../../domain/pagination.js';
+import type { OrderStatus } from './orders.repo.js';
+
+/** What creating an order takes (the API's body; its schema bounds the lengths). */
+export interface CreateOrder {
+  /** In the smallest currency sub-unit. */
+  amount: number;
+  currency: string;
+  receipt?: string;
+  metadata?: Metadata;
+}
+
+/** Which orders a list shows, newest first. */
+export interface OrderListFilter extends PageQuery, CreatedRange {
+  status?: OrderStatus;
+  receipt?: string;
+}
+
+/** The order as the API, the dashboard and the event payloads show it. */
+export interface Order {
+  id: string;
+  entity: 'order';
+  amount: number;
+  currency: string;
+  status: OrderStatus;
+  receipt: string | null;
+  metadata: Record<string, unknown>;
+  /** Unix seconds. */
+  created_at: number;
+  return_url: string | null;
+  amount_paid: number;
+  bank_details: Record<string, unknown> | null;
+  return_method: string;
+  amount_pending: number;
+}
