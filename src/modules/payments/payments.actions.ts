@@ -1,5 +1,5 @@
 import { escapeHtml, hiddenInputs } from './html.js';
-import type { Action } from './payments.schemas.js';
+import type { Action, PaymentMethod } from './payments.model.js';
 
 /** `{publicUrl}/v1/payments/<id>/authentication/`; the public address comes from configuration, never a request. */
 export function authenticationUrl(publicUrl: string, paymentId: string): string {
@@ -13,7 +13,7 @@ export function authenticationUrl(publicUrl: string, paymentId: string): string 
  */
 export function buildAction(
   action: 'html_form' | 'redirect',
-  payment: { id: string; method: 'netbanking' | 'wallet'; code: string },
+  payment: { id: string; method: PaymentMethod; code: string },
   publicUrl: string,
 ): Action {
   const url = authenticationUrl(publicUrl, payment.id);

@@ -1,7 +1,93 @@
 import type { ConnectorPayment } from '../../connectors/connector.js';
 import { unixSeconds } from '../../domain/clock.js';
+import type { Metadata } from '../../domain/metadata.js';
+import type { CreatedRange, PageQuery } from '../../domain/pagination.js';
+import type { PaymentStatus } from './payment.transitions.js';
 import type { PaymentRow } from './payments.repo.js';
-import type { Payment } from './payments.schemas.js';
+
+export type PaymentMethod = 'netbanking' | 'wallet';
+
+/**
+ * What starting a payment takes (seed §4.2 net banking, §4.3 wallet: one body, `bank` with
+ * netbanking, `wallet` with wallet). The API's schema checks shapes and lengths;
+ * `payments.validation.ts` the formats and which of `bank` / `wallet` goes with the method.
+ */
+export interface CreatePayment {
+  amount: number;
+  currency: string;
+  contact: string;
+  name: string;
+  email: string;
+  order_id: string;
+  return_url: string;
+  method: PaymentMethod;
+  bank?: string;
+  wallet?: string;
+  description?: string;
+  metadata?: Metadata;
+}
+
+/** What the merchant's page does next to authenticate the customer (`next[0]` of seed §2.2, §4.4). */
+export interface Action {
+  action: 'html_form' | 'redirect';
+  /** A complete HTML document (html_form). */
+  html_content?: string;
+  /** Absolute URL to navigate the browser to (redirect). */
+  url?: string;
+}
+
+/** A started payment: its id and what comes next (the seed fixes this shape: no envelope). */
+export interface CreatedPayment {
+  payment_id: string;
+  next: Action[];
+}
+
+/** Which payments a list shows, newest first. */
+export interface PaymentListFilter extends PageQuery, CreatedRange {
+  status?: PaymentStatus;
+  method?: PaymentMethod;
+  order_id?: string;
+  /** Any case. */
+  bank?: string;
+  /** Any case. */
+  wallet?: string;
+  /** Any case. */
+  email?: string;
+  contact?: string;
+}
+
+/** null while nothing is refunded; `partial` or `full` as its pending and processed refunds add up. */
+export type PaymentRefundStatus = 'partial' | 'full' | null;
+
+/** The payment as the API, the dashboard and the event payloads show it. */
+export interface Payment {
+  id: string;
+  entity: 'payment';
+  order_id: string;
+  amount: number;
+  currency: string;
+  status: PaymentStatus;
+  method: PaymentMethod;
+  bank: string | null;
+  wallet: string | null;
+  email: string;
+  contact: string;
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  error_code: string | null;
+  error_reason: string | null;
+  /** Unix seconds, as every time below. */
+  created_at: number;
+  updated_at: number;
+  captured_at: number | null;
+  authorised_at: number | null;
+  bank_reference: string | null;
+  fee: number | null;
+  tax: number | null;
+  amount_refunded: number;
+  refund_status: PaymentRefundStatus;
+}
 
 /**
  * The payment as the API and the event payloads (`{ payment, order }`) show it. Failure details are
@@ -39,7 +125,7 @@ export function toPayment(row: PaymentRow): Payment {
 }
 
 /** null while nothing is refunded; `partial` or `full` as the non-failed refunds add up. */
-export function refundStatusOf(refunded: number, amount: number): 'partial' | 'full' | null {
+export function refundStatusOf(refunded: number, amount: number): PaymentRefundStatus {
   return refunded === 0 ? null : refunded >= amount ? 'full' : 'partial';
 }
 

@@ -1,5 +1,12 @@
 import { type Static, Type } from 'typebox';
-import { CreatedBetween, enumParameter, filteredListQuery, Metadata } from '../../http/schemas.js';
+import { CreatedBetween, enumParameter, filteredListQuery, Metadata, type Same } from '../../http/schemas.js';
+import type {
+  Action as ActionView,
+  CreatedPayment,
+  CreatePayment,
+  PaymentListFilter,
+  Payment as PaymentView,
+} from './payments.model.js';
 
 /** An enum (not a union of constants) so that a wrong value is answered with the allowed ones. */
 const PaymentMethod = Type.Unsafe<'netbanking' | 'wallet'>({
@@ -136,3 +143,11 @@ export const PaymentListQuery = filteredListQuery({
   ),
 });
 export type PaymentListQuery = Static<typeof PaymentListQuery>;
+
+// The service takes and returns the domain types of payments.model.ts; these fail the typecheck
+// when a schema here and its domain type part.
+const _createPayment: Same<CreatePaymentBody, CreatePayment> = true;
+const _action: Same<Action, ActionView> = true;
+const _createdPayment: Same<Static<typeof CreatePaymentResponse>, CreatedPayment> = true;
+const _payment: Same<Payment, PaymentView> = true;
+const _paymentList: Same<PaymentListQuery, PaymentListFilter> = true;

@@ -14,16 +14,24 @@ import type { OrdersService } from '../orders/orders.service.js';
 import { ORDER_PAYMENT_STARTED } from './payment.transitions.js';
 import { actionOf, type MerchantAction, type PaymentInitiation } from './payment-initiation.js';
 import { buildAction } from './payments.actions.js';
-import { bankDetailsOf, type ConnectorFacts, toConnectorPayment, toPayment } from './payments.model.js';
+import {
+  bankDetailsOf,
+  type ConnectorFacts,
+  type CreatedPayment,
+  type CreatePayment,
+  type Payment,
+  type PaymentListFilter,
+  toConnectorPayment,
+  toPayment,
+} from './payments.model.js';
 import type { NewPayment, PaymentsRepo } from './payments.repo.js';
-import type { Action, CreatePaymentBody, Payment, PaymentListQuery } from './payments.schemas.js';
 import { canonicalKey, checkPaymentFields } from './payments.validation.js';
 
 export { toPayment } from './payments.model.js';
 
 /** Throws the error the order itself gives a payment: missing, already paid, another amount or currency. */
 function refuseOrder(
-  input: Pick<CreatePaymentBody, 'order_id' | 'amount' | 'currency'>,
+  input: Pick<CreatePayment, 'order_id' | 'amount' | 'currency'>,
   order: Pick<OrderRow, 'status' | 'amount' | 'currency'> | undefined,
 ): void {
   if (!order) throw new KoshError('resource_not_found', `No order with id '${input.order_id}'.`, 'order_id');
@@ -101,9 +109,9 @@ export function createPaymentsService(deps: {
      */
     async create(
       scope: Scope,
-      input: CreatePaymentBody,
+      input: CreatePayment,
       options: CreatePaymentOptions = {},
-    ): Promise<{ payment_id: string; next: Action[] }> {
+    ): Promise<CreatedPayment> {
       const { accountId, mode } = scope;
       checkPaymentFields(input, mode);
       // The order's errors come before the method's and the connector's: when either of those is
@@ -195,7 +203,7 @@ export function createPaymentsService(deps: {
      * Newest first, narrowed by the query's filters; `forOrder` (the order's own list) answers 404
      * for an order not found, where the `order_id` filter just finds nothing.
      */
-    async list(scope: Scope, query: PaymentListQuery, forOrder?: string): Promise<Page<Payment>> {
+    async list(scope: Scope, query: PaymentListFilter, forOrder?: string): Promise<Page<Payment>> {
       if (forOrder !== undefined) {
         const order = await orders.findForPayment(db, scope.accountId, scope.mode, forOrder, false);
         if (!order) throw notFound('order', forOrder);

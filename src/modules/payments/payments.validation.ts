@@ -1,6 +1,6 @@
 import { KoshError } from '../../domain/errors.js';
 import type { Mode } from '../../domain/scope.js';
-import type { CreatePaymentBody } from './payments.schemas.js';
+import type { CreatePayment } from './payments.model.js';
 
 const CONTACT = /^\+?[0-9]{8,15}$/;
 // Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is the merchant's concern.
@@ -14,7 +14,7 @@ function invalid(field: string, message: string): KoshError {
 }
 
 /** The rules a schema cannot say well, each with its own message. Throws on the first violation. */
-export function checkPaymentFields(input: CreatePaymentBody, mode: Mode): void {
+export function checkPaymentFields(input: CreatePayment, mode: Mode): void {
   if (!/^[A-Z]{3}$/.test(input.currency)) {
     throw invalid('currency', "currency must be a three-letter upper-case code such as 'INR'.");
   }
