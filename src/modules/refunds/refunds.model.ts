@@ -1,9 +1,50 @@
 import type { ConnectorRefund } from '../../connectors/connector.js';
 import { unixSeconds } from '../../domain/clock.js';
+import type { Metadata } from '../../domain/metadata.js';
+import type { PageQuery } from '../../domain/pagination.js';
 import { toConnectorPayment } from '../payments/payments.model.js';
 import type { PaymentRow } from '../payments/payments.repo.js';
+import type { RefundStatus } from './refund.transitions.js';
 import type { RefundRow } from './refunds.repo.js';
-import type { Refund } from './refunds.schemas.js';
+
+export type RefundSpeed = 'normal' | 'instant';
+
+/** What refunding a payment takes (the API's body; its schema bounds the values). */
+export interface CreateRefund {
+  /** In the smallest sub-unit; by default all that is still refundable on the payment. */
+  amount?: number;
+  /** `normal` by default. */
+  speed?: RefundSpeed;
+  /** The merchant's own reference; unique per account and mode. */
+  receipt?: string;
+  metadata?: Metadata;
+}
+
+/** Which refunds a list shows, newest first. */
+export interface RefundListFilter extends PageQuery {
+  payment_id?: string;
+  status?: RefundStatus;
+}
+
+/** The refund as the API, the dashboard and the event payloads show it. */
+export interface Refund {
+  id: string;
+  entity: 'refund';
+  payment_id: string;
+  order_id: string;
+  amount: number;
+  currency: string;
+  status: RefundStatus;
+  speed: RefundSpeed;
+  receipt: string | null;
+  metadata: Record<string, unknown>;
+  error_code: string | null;
+  error_reason: string | null;
+  /** Unix seconds. */
+  created_at: number;
+  /** Unix seconds, once processed. */
+  processed_at: number | null;
+}
 
 /** The refund as the API and the event payloads (`{ refund, payment }`) show it. */
 export function toRefund(row: RefundRow): Refund {

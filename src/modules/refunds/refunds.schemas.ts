@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { enumParameter, filteredListQuery, Metadata } from '../../http/schemas.js';
+import { enumParameter, filteredListQuery, Metadata, type Same } from '../../http/schemas.js';
+import type { CreateRefund, RefundListFilter, Refund as RefundView } from './refunds.model.js';
 
 export const CreateRefundBody = Type.Object(
   {
@@ -57,3 +58,9 @@ export const RefundListQuery = filteredListQuery({
   status: enumParameter(['pending', 'processed', 'failed'] as const, 'Only refunds in this status'),
 });
 export type RefundListQuery = Static<typeof RefundListQuery>;
+
+// The service takes and returns the domain types of refunds.model.ts; these fail the typecheck when
+// a schema here and its domain type part.
+const _createRefund: Same<CreateRefundBody, CreateRefund> = true;
+const _refund: Same<Refund, RefundView> = true;
+const _refundList: Same<RefundListQuery, RefundListFilter> = true;

@@ -9,9 +9,8 @@ import { SYNC_LEASE_MS } from '../payments/payment-sync.js';
 import { toPayment } from '../payments/payments.model.js';
 import type { PaymentRow, PaymentsRepo } from '../payments/payments.repo.js';
 import type { RefundExecution } from './refund-execution.js';
-import { toRefund } from './refunds.model.js';
+import { type CreateRefund, type Refund, type RefundListFilter, toRefund } from './refunds.model.js';
 import type { NewRefund, RefundRow, RefundsRepo } from './refunds.repo.js';
-import type { CreateRefundBody, Refund, RefundListQuery } from './refunds.schemas.js';
 
 export interface CreateRefundOptions {
   /** A keyed request's seeded ids: a retry after a crash finds the refund the dead attempt recorded. */
@@ -114,7 +113,7 @@ export function createRefundsService(deps: {
     async create(
       scope: Scope,
       paymentId: string,
-      input: CreateRefundBody,
+      input: CreateRefund,
       options: CreateRefundOptions = {},
     ): Promise<Refund> {
       const id = (options.ids ?? ids).next('rfnd');
@@ -172,7 +171,7 @@ export function createRefundsService(deps: {
     },
 
     /** Newest first; `forPayment` (the payment's own list) answers 404 for a payment not found. */
-    async list(scope: Scope, query: RefundListQuery, forPayment?: string): Promise<Page<Refund>> {
+    async list(scope: Scope, query: RefundListFilter, forPayment?: string): Promise<Page<Refund>> {
       if (forPayment !== undefined) {
         const payment = await payments.find(db, scope.accountId, scope.mode, forPayment);
         if (!payment) throw notFound('payment', forPayment);
