@@ -1,4 +1,12 @@
 import { type Static, Type } from 'typebox';
+import type { Same } from '../../http/schemas.js';
+import type {
+  CreateEndpoint,
+  DeliveryAttempt,
+  Delivery as DeliveryView,
+  Endpoint as EndpointView,
+  UpdateEndpoint,
+} from './webhooks.model.js';
 
 const EventTypePattern =
   '^(\\*|payment\\.(pending|captured|failed|late_authorisation)|order\\.paid|refund\\.(created|processed|failed)|merchant\\.[a-z_]{1,40})$';
@@ -106,3 +114,11 @@ export type RedeliverBody = Static<typeof RedeliverBody>;
 
 /** Rotation takes no fields; the empty schema makes a sent field a 400 instead of being ignored. */
 export const RotateSecretBody = Type.Object({}, { additionalProperties: false });
+
+// The service takes and returns the domain types of webhooks.model.ts; these fail the typecheck
+// when a schema here and its domain type part.
+const _createEndpoint: Same<CreateEndpointBody, CreateEndpoint> = true;
+const _updateEndpoint: Same<UpdateEndpointBody, UpdateEndpoint> = true;
+const _endpoint: Same<Endpoint, EndpointView> = true;
+const _attempt: Same<Static<typeof Attempt>, DeliveryAttempt> = true;
+const _delivery: Same<Delivery, DeliveryView> = true;

@@ -2,15 +2,15 @@ import type { Db, Queryable } from '../../db/db.js';
 import { type Clock, unixSeconds } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { type IdGenerator, looksLikeId } from '../../domain/ids.js';
-import { MAX_PAGE_SIZE, type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import { MAX_PAGE_SIZE, type Page, type PageQuery, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
 import type { AttemptRow, DeliveriesRepo, DeliveryRow } from './deliveries.repo.js';
 import { newWebhookSecret } from './signing.js';
 import type { Resolver } from './url-safety.js';
 import { validateWebhookUrl } from './url-safety.js';
+import type { CreateEndpoint, Delivery, Endpoint, UpdateEndpoint } from './webhooks.model.js';
 import type { EndpointRow, WebhooksRepo } from './webhooks.repo.js';
-import type { CreateEndpointBody, Delivery, Endpoint, UpdateEndpointBody } from './webhooks.schemas.js';
 
 /** The associated data of an endpoint's encrypted signing secrets (current and previous). */
 export function endpointSecretContext(endpointId: string): string {
@@ -105,11 +105,7 @@ export function createWebhooksService(deps: {
   }
 
   /** A page of the event's deliveries, newest first, each with every attempt. */
-  async function deliveriesOf(
-    scope: Scope,
-    eventId: string,
-    query: { limit?: number; cursor?: string } = {},
-  ): Promise<Page<Delivery>> {
+  async function deliveriesOf(scope: Scope, eventId: string, query: PageQuery = {}): Promise<Page<Delivery>> {
     const page = pageRequest('msg', query);
     const rows = await deliveries.listForEvent(db, scope.accountId, scope.mode, eventId, page);
     const attempts = await deliveries.attemptsFor(
@@ -160,7 +156,7 @@ export function createWebhooksService(deps: {
      */
     async create(
       scope: Scope,
-      input: CreateEndpointBody,
+      input: CreateEndpoint,
       options: { ids?: IdGenerator } = {},
     ): Promise<Endpoint> {
       // The URL check resolves the host: outside any transaction, before anything is written.
@@ -188,13 +184,13 @@ export function createWebhooksService(deps: {
       return toEndpoint(await owned(scope, id));
     },
 
-    async list(scope: Scope, query: { limit?: number; cursor?: string }): Promise<Page<Endpoint>> {
+    async list(scope: Scope, query: PageQuery): Promise<Page<Endpoint>> {
       const page = pageRequest('whk', query);
       const rows = await repo.list(db, scope.accountId, scope.mode, page);
       return toPage(rows, page.limit, (row) => toEndpoint(row));
     },
 
-    async update(scope: Scope, id: string, input: UpdateEndpointBody): Promise<Endpoint> {
+    async update(scope: Scope, id: string, input: UpdateEndpoint): Promise<Endpoint> {
       await owned(scope, id);
       // The network check runs before the transaction: no DNS lookups while holding row locks.
       const url =
