@@ -2,8 +2,8 @@ import type { Queryable } from '../../db/db.js';
 import { unixSeconds } from '../../domain/clock.js';
 import type { DocumentsRepo } from './documents.repo.js';
 import { maskAccountNumber } from './kyc-formats.js';
+import type { BankAccount, Merchant } from './merchants.model.js';
 import type { BankAccountRow, MerchantsRepo, ProfileRow } from './merchants.repo.js';
-import type { BankAccount, Merchant } from './merchants.schemas.js';
 import { computeRequirements } from './requirements.js';
 
 /** The bank account as any response or event shows it: the number masked to its last four digits. */

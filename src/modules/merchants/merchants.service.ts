@@ -16,8 +16,8 @@ import {
   panFitsBusinessType,
 } from './kyc-formats.js';
 import { merchantView, merchantViews } from './merchant-view.js';
+import type { BankDetails, CreateMerchant, Merchant, MethodToggles } from './merchants.model.js';
 import type { CategoryRow, MerchantsRepo, ProfileRow } from './merchants.repo.js';
-import type { BankDetailsBody, CreateMerchantBody, Merchant, MethodsBody } from './merchants.schemas.js';
 import type { Onboarding } from './onboarding.js';
 
 /** Test mode's simulated penny drop fails when the beneficiary name contains this word. */
@@ -40,7 +40,7 @@ function checkWebsite(website: string | undefined): void {
   }
 }
 
-function checkTaxIds(input: CreateMerchantBody): void {
+function checkTaxIds(input: CreateMerchant): void {
   if (!panFitsBusinessType(input.pan, input.business_type)) {
     throw invalid(
       'pan',
@@ -104,7 +104,7 @@ export function createMerchantsService(deps: {
 
     async create(
       scope: Scope,
-      input: CreateMerchantBody,
+      input: CreateMerchant,
       on: Db = db,
     ): Promise<Merchant & { credentials: Omit<Credentials, 'account_id'> }> {
       if (!(await repos.merchants.categoryExists(on, input.business_category))) {
@@ -171,7 +171,7 @@ export function createMerchantsService(deps: {
     async setBankDetails(
       scope: Scope,
       merchantId: string,
-      input: BankDetailsBody,
+      input: BankDetails,
       on: Db = db,
     ): Promise<Merchant> {
       const bankCode = input.ifsc.slice(0, 4);
@@ -226,7 +226,7 @@ export function createMerchantsService(deps: {
     },
 
     /** Enables or disables the merchant's banks and wallets in the mode it was onboarded in. */
-    async updateMethods(scope: Scope, merchantId: string, input: MethodsBody): Promise<MethodsConfig> {
+    async updateMethods(scope: Scope, merchantId: string, input: MethodToggles): Promise<MethodsConfig> {
       if (input.netbanking === undefined && input.wallet === undefined) {
         throw new KoshError(
           'invalid_body',

@@ -5,8 +5,8 @@ import type { AccountsService } from '../accounts/accounts.service.js';
 import type { EventsService } from '../events/events.service.js';
 import type { DocumentsRepo } from './documents.repo.js';
 import { merchantView } from './merchant-view.js';
+import type { Merchant } from './merchants.model.js';
 import type { MerchantsRepo, ProfileRow } from './merchants.repo.js';
-import type { Merchant } from './merchants.schemas.js';
 import { canTransition, MERCHANT_TRANSITIONS, type MerchantAction } from './transitions.js';
 import type { VpasRepo } from './vpas.repo.js';
 
