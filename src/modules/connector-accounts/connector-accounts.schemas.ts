@@ -1,5 +1,10 @@
 import { type Static, Type } from 'typebox';
 import { PROVIDER_NAMES, PROVIDERS, type ProviderName } from '../../connectors/registry.js';
+import type { Same } from '../../http/schemas.js';
+import type {
+  ConnectorAccount as ConnectorAccountView,
+  CreateConnectorAccount,
+} from './connector-accounts.model.js';
 
 /** The providers and their credential fields, as the registry lists them (never typed again here). */
 const providerList = PROVIDER_NAMES.map((name) => `\`${name}\``).join(' or ');
@@ -43,3 +48,8 @@ export const ConnectorAccount = Type.Object({
   }),
 });
 export type ConnectorAccount = Static<typeof ConnectorAccount>;
+
+// The service takes and returns the domain types of connector-accounts.model.ts; these fail the
+// typecheck when a schema here and its domain type part.
+const _createConnectorAccount: Same<CreateConnectorAccountBody, CreateConnectorAccount> = true;
+const _connectorAccount: Same<ConnectorAccount, ConnectorAccountView> = true;

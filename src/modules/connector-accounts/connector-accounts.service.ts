@@ -10,11 +10,11 @@ import type { Db } from '../../db/db.js';
 import { type Clock, unixSeconds } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
-import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
+import { type Page, type PageQuery, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
+import type { ConnectorAccount, CreateConnectorAccount } from './connector-accounts.model.js';
 import type { ConnectorAccountRow, ConnectorAccountsRepo } from './connector-accounts.repo.js';
-import type { ConnectorAccount, CreateConnectorAccountBody } from './connector-accounts.schemas.js';
 
 /** A credential as providers issue them: printable characters, no spaces. */
 const CREDENTIAL = /^[\x21-\x7e]{1,500}$/;
@@ -104,7 +104,7 @@ export function createConnectorAccountsService(deps: {
   const view = (row: ConnectorAccountRow) => toConnectorAccount(row, publicUrl);
 
   return {
-    async create(scope: Scope, input: CreateConnectorAccountBody, on: Db = db): Promise<ConnectorAccount> {
+    async create(scope: Scope, input: CreateConnectorAccount, on: Db = db): Promise<ConnectorAccount> {
       requireLive(scope);
       checkCredentials(input.connector, input.credentials);
       const kind: ProviderKind = PROVIDERS[input.connector];
@@ -138,7 +138,7 @@ export function createConnectorAccountsService(deps: {
       return view(row);
     },
 
-    async list(scope: Scope, query: { limit?: number; cursor?: string }): Promise<Page<ConnectorAccount>> {
+    async list(scope: Scope, query: PageQuery): Promise<Page<ConnectorAccount>> {
       requireLive(scope);
       const page = pageRequest('ca', query);
       return toPage(await repo.list(db, scope.accountId, page), page.limit, view);
