@@ -1,4 +1,4 @@
-import type { Payment } from '../payments/payments.schemas.js';
+import type { Payment } from '../payments/payments.model.js';
 
 const COLUMNS = [
   'id',

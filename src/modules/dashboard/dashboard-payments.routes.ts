@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { KoshError } from '../../domain/errors.js';
 import type { Page as ListPage } from '../../domain/pagination.js';
 import type { App } from '../../http/app-types.js';
-import type { Payment } from '../payments/payments.schemas.js';
+import type { Payment } from '../payments/payments.model.js';
 import { paymentsCsv } from './csv.js';
 import {
   type DashboardDeps,

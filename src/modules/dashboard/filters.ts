@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import { KoshError } from '../../domain/errors.js';
-import type { OrderListQuery } from '../orders/orders.schemas.js';
+import type { OrderListFilter } from '../orders/orders.model.js';
 import { ORDER_STATUSES, PAYMENT_STATUSES } from '../payments/payment.transitions.js';
-import type { PaymentListQuery } from '../payments/payments.schemas.js';
+import type { PaymentListFilter } from '../payments/payments.model.js';
 import { REFUND_STATUSES } from '../refunds/refund.transitions.js';
-import type { RefundListQuery } from '../refunds/refunds.schemas.js';
+import type { RefundListFilter } from '../refunds/refunds.model.js';
 import { text } from './dashboard.context.js';
 
 export { ORDER_STATUSES, PAYMENT_STATUSES, REFUND_STATUSES };
@@ -86,8 +86,8 @@ function oneOf<T extends string>(
 }
 
 /** The API's payment list query for the page's filters; the search box takes an id, an email or a phone. */
-export function paymentQuery(filters: PaymentFilters, limit: number): PaymentListQuery {
-  const query: PaymentListQuery = {
+export function paymentQuery(filters: PaymentFilters, limit: number): PaymentListFilter {
+  const query: PaymentListFilter = {
     limit,
     status: oneOf(filters.status, PAYMENT_STATUSES, 'status'),
     method: oneOf(filters.method, PAYMENT_METHODS, 'method'),
@@ -107,7 +107,7 @@ export function paymentQuery(filters: PaymentFilters, limit: number): PaymentLis
 }
 
 /** The API's order list query for the page's filters. */
-export function orderQuery(filters: OrderFilters, limit: number): OrderListQuery {
+export function orderQuery(filters: OrderFilters, limit: number): OrderListFilter {
   return {
     limit,
     status: oneOf(filters.status, ORDER_STATUSES, 'status'),
@@ -119,7 +119,7 @@ export function orderQuery(filters: OrderFilters, limit: number): OrderListQuery
 }
 
 /** The API's refund list query for the page's filters. */
-export function refundQuery(filters: RefundFilters, limit: number): RefundListQuery {
+export function refundQuery(filters: RefundFilters, limit: number): RefundListFilter {
   return {
     limit,
     status: oneOf(filters.status, REFUND_STATUSES, 'status'),

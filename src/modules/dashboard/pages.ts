@@ -2,11 +2,11 @@ import type { Page as ListPage } from '../../domain/pagination.js';
 import { type Html, html } from '../../pages/html.js';
 import type { ApiKey } from '../accounts/keys.routes.js';
 import type { KycDocument } from '../merchants/documents.service.js';
-import type { Merchant } from '../merchants/merchants.schemas.js';
-import type { Order } from '../orders/orders.schemas.js';
-import type { Payment } from '../payments/payments.schemas.js';
-import type { Refund } from '../refunds/refunds.schemas.js';
-import type { Delivery, Endpoint } from '../webhooks/webhooks.schemas.js';
+import type { Merchant } from '../merchants/merchants.model.js';
+import type { Order } from '../orders/orders.model.js';
+import type { Payment } from '../payments/payments.model.js';
+import type { Refund } from '../refunds/refunds.model.js';
+import type { Delivery, Endpoint } from '../webhooks/webhooks.model.js';
 import {
   ORDER_STATUSES,
   type OrderFilters,
