@@ -1,3 +1,4 @@
+import type { PaymentMethod } from '../../domain/payment-methods.js';
 import { escapeHtml, hiddenInputs } from './html.js';
 import type { Action } from './payments.schemas.js';
 
@@ -13,7 +14,7 @@ export function authenticationUrl(publicUrl: string, paymentId: string): string 
  */
 export function buildAction(
   action: 'html_form' | 'redirect',
-  payment: { id: string; method: 'netbanking' | 'wallet'; code: string },
+  payment: { id: string; method: PaymentMethod; code: string },
   publicUrl: string,
 ): Action {
   const url = authenticationUrl(publicUrl, payment.id);

@@ -1,6 +1,7 @@
 import type { NextStep } from '../../connectors/connector.js';
-import type { PreparedStatement, Queryable } from '../../db/db.js';
+import type { Queryable, StatementPart } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
+import type { PaymentMethod } from '../../domain/payment-methods.js';
 import type { Mode } from '../../domain/scope.js';
 import type { PaymentStatus } from './payment.transitions.js';
 
@@ -12,7 +13,7 @@ export interface PaymentRow {
   amount: string;
   currency: string;
   status: PaymentStatus;
-  method: 'netbanking' | 'wallet';
+  method: PaymentMethod;
   bank: string | null;
   wallet: string | null;
   instrument_name: string;
@@ -91,7 +92,7 @@ export interface NewPayment {
   orderId: string;
   amount: number;
   currency: string;
-  method: 'netbanking' | 'wallet';
+  method: PaymentMethod;
   bank: string | null;
   wallet: string | null;
   instrumentName: string;
@@ -108,52 +109,28 @@ export interface NewPayment {
   initiation: Initiation | null;
 }
 
-/** What the order looked like when a payment tried to start on it; `started` says whether it did. */
-export interface StartResult {
-  status: 'created' | 'attempted' | 'paid';
-  amount: string;
-  currency: string;
-  started: boolean;
-  /** A payment with this id existed already (a resumed Idempotency-Key request): nothing was written. */
-  existed: boolean;
-}
-
 /**
- * Starting a payment in ONE statement (one round trip, its own transaction): lock the order, insert
- * the payment only if the order may take it (status among `$19`, same amount and currency), and
- * move the order to `$20` with the payment's return URL and bank details. The order row is locked
- * before anything is written, so a capture on the same order cannot interleave. When nothing was
- * inserted the row still says why (not found, paid, another amount or currency, or a payment of
- * this id exists already). The update names the order by \`$4\`, not by a join on the inserted
- * row: the planner cannot see through a join on a data-modifying CTE and would scan every order
- * of the account.
+ * The payment's half of the statement that starts a payment: the orders module runs it inside its
+ * own (`orders.repo.ts`, `startPayment`), one round trip that locks the order, inserts the payment
+ * only when the order may take it, and moves the order. `insert` reads the CTE `gate`, which has a
+ * row only when the order accepts the payment; `exists` says whether a payment of this id was
+ * recorded already (a resumed Idempotency-Key request). Both number their parameters from $1.
  */
-const START: PreparedStatement = {
-  name: 'payments_start_v2',
-  text: `WITH target AS (
-           SELECT status, amount, currency FROM orders
-            WHERE id = $4 AND account_id = $2 AND mode = $3
-            FOR UPDATE
-         ), payment AS (
-           INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
+export type PaymentInsert = StatementPart<'insert' | 'exists'>;
+
+const START_INSERT = {
+  name: 'payment_v3',
+  texts: {
+    insert: `INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
              instrument_name, email, contact, name, description, metadata, return_url, connector, created_at, updated_at,
              connector_account_id, provider_reference, provider_status, provider_next, provider_data, next_sync_at)
            SELECT $1, $2, $3, $4, $5, $6, 'created', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18,
-                  $22, $23, $24, $25, $26, $27
-             FROM target
-            WHERE target.status = ANY ($19::text[]) AND target.amount = $5::bigint AND target.currency = $6::text
+                  $19, $20, $21, $22, $23, $24
+             FROM gate
            ON CONFLICT (id) DO NOTHING
-           RETURNING id
-         ), moved AS (
-           UPDATE orders SET status = $20, return_url = $16, bank_details = $21, updated_at = $18
-            WHERE EXISTS (SELECT 1 FROM payment)
-              AND orders.id = $4 AND orders.account_id = $2 AND orders.mode = $3
-              AND orders.status = ANY ($19::text[])
-           RETURNING orders.id
-         )
-         SELECT status, amount, currency, EXISTS (SELECT 1 FROM moved) AS started,
-                EXISTS (SELECT 1 FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3) AS existed
-           FROM target`,
+           RETURNING id`,
+    exists: 'SELECT 1 FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3',
+  },
 };
 
 /** The fields a status change may write besides the status itself. */
@@ -184,46 +161,38 @@ export interface ProviderFacts {
 
 export function createPaymentsRepo() {
   return {
-    /**
-     * Inserts the payment and moves its order (\`from\` → \`to\`, from the order transition table) in
-     * one statement; undefined when the order does not exist for this account and mode.
-     */
-    async start(
-      db: Queryable,
-      p: NewPayment,
-      order: { from: readonly string[]; to: string; bankDetails: object },
-    ): Promise<StartResult | undefined> {
+    /** The payment's half of the start statement (see `PaymentInsert`). */
+    startInsert(p: NewPayment): PaymentInsert {
       const initiation = p.initiation;
-      const [row] = await db.query<StartResult>(START, [
-        p.id,
-        p.accountId,
-        p.mode,
-        p.orderId,
-        p.amount,
-        p.currency,
-        p.method,
-        p.bank,
-        p.wallet,
-        p.instrumentName,
-        p.email,
-        p.contact,
-        p.name,
-        p.description,
-        p.metadata,
-        p.returnUrl,
-        p.connector,
-        p.createdAt,
-        order.from,
-        order.to,
-        order.bankDetails,
-        p.connectorAccountId,
-        initiation?.reference ?? null,
-        initiation?.rawStatus ?? null,
-        initiation?.next ?? null,
-        initiation?.data ?? {},
-        initiation?.nextSyncAt ?? null,
-      ]);
-      return row;
+      return {
+        ...START_INSERT,
+        params: [
+          p.id,
+          p.accountId,
+          p.mode,
+          p.orderId,
+          p.amount,
+          p.currency,
+          p.method,
+          p.bank,
+          p.wallet,
+          p.instrumentName,
+          p.email,
+          p.contact,
+          p.name,
+          p.description,
+          p.metadata,
+          p.returnUrl,
+          p.connector,
+          p.createdAt,
+          p.connectorAccountId,
+          initiation?.reference ?? null,
+          initiation?.rawStatus ?? null,
+          initiation?.next ?? null,
+          initiation?.data ?? {},
+          initiation?.nextSyncAt ?? null,
+        ],
+      };
     },
 
     /**

@@ -1,5 +1,7 @@
 import { type Static, Type } from 'typebox';
-import { CreatedBetween, enumParameter, filteredListQuery, Metadata } from '../../http/schemas.js';
+import { PAYMENT_METHODS } from '../../domain/payment-methods.js';
+import { CreatedBetween, enumParameter, filteredListQuery, Metadata, oneOf } from '../../http/schemas.js';
+import { PAYMENT_STATUSES } from './payment.transitions.js';
 
 /** An enum (not a union of constants) so that a wrong value is answered with the allowed ones. */
 const PaymentMethod = Type.Unsafe<'netbanking' | 'wallet'>({
@@ -61,13 +63,8 @@ export const Payment = Type.Object({
   order_id: Type.String(),
   amount: Type.Integer(),
   currency: Type.String(),
-  status: Type.Union([
-    Type.Literal('created'),
-    Type.Literal('pending'),
-    Type.Literal('captured'),
-    Type.Literal('failed'),
-  ]),
-  method: Type.Union([Type.Literal('netbanking'), Type.Literal('wallet')]),
+  status: oneOf(PAYMENT_STATUSES),
+  method: oneOf(PAYMENT_METHODS),
   bank: Nullable(Type.String()),
   wallet: Nullable(Type.String()),
   email: Type.String(),
@@ -113,11 +110,8 @@ export const ReturnSigningSecret = Type.Object({
 
 export const PaymentListQuery = filteredListQuery({
   ...CreatedBetween,
-  status: enumParameter(
-    ['created', 'pending', 'captured', 'failed'] as const,
-    'Only payments in this status',
-  ),
-  method: enumParameter(['netbanking', 'wallet'] as const, 'Only payments by this method'),
+  status: enumParameter(PAYMENT_STATUSES, 'Only payments in this status'),
+  method: enumParameter(PAYMENT_METHODS, 'Only payments by this method'),
   order_id: Type.Optional(Type.String({ maxLength: 100, description: "Only this order's payments" })),
   bank: Type.Optional(
     Type.String({ maxLength: 40, description: 'Only net-banking payments at this bank code (any case)' }),
