@@ -48,6 +48,7 @@ import { createAuthenticationService } from './modules/payments/authentication.s
 import { createPaymentInitiation } from './modules/payments/payment-initiation.js';
 import { createPaymentSyncJob } from './modules/payments/payment-sync.js';
 import { createPaymentExpiryJob } from './modules/payments/payments.expiry.js';
+import { createPaymentsLedger } from './modules/payments/payments.ledger.js';
 import { createPaymentsRepo } from './modules/payments/payments.repo.js';
 import { createPaymentsService } from './modules/payments/payments.service.js';
 import { createPaymentStates } from './modules/payments/payments.states.js';
@@ -209,10 +210,11 @@ function wireServices(db: Db, shared: Shared) {
     publicUrl,
     log,
   });
+  const paymentsLedger = createPaymentsLedger(repos.payments);
   const refundExecution = createRefundExecution({
     db,
     repo: repos.refunds,
-    payments: repos.payments,
+    payments: paymentsLedger,
     events,
     connectors,
     clock,
@@ -223,7 +225,7 @@ function wireServices(db: Db, shared: Shared) {
   const refunds = createRefundsService({
     db,
     repo: repos.refunds,
-    payments: repos.payments,
+    payments: paymentsLedger,
     events,
     execution: refundExecution,
     ids,
@@ -283,6 +285,7 @@ function wireServices(db: Db, shared: Shared) {
     events,
     payments,
     paymentStates,
+    paymentsLedger,
     authentication,
     providerReturns,
     refunds,
@@ -405,7 +408,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     const refundSync = createRefundSyncJob({
       db,
       repo: repos.refunds,
-      payments: repos.payments,
+      payments: services.paymentsLedger,
       refunds: services.refunds,
       execution: services.refundExecution,
       clock,
