@@ -199,9 +199,17 @@ function wireServices(db: Db, shared: Shared) {
     publicUrl,
     log,
   });
+  const connectorAccounts = createConnectorAccountsService({
+    db,
+    repo: repos.connectorAccounts,
+    ids,
+    clock,
+    keyring: shared.keyring,
+    publicUrl,
+  });
   const providerReturns = createProviderReturns({
     db,
-    webhookEvents: repos.connectorAccounts,
+    webhookEvents: connectorAccounts,
     repo: repos.payments,
     states: paymentStates,
     authentication,
@@ -230,14 +238,6 @@ function wireServices(db: Db, shared: Shared) {
     execution: refundExecution,
     ids,
     clock,
-  });
-  const connectorAccounts = createConnectorAccountsService({
-    db,
-    repo: repos.connectorAccounts,
-    ids,
-    clock,
-    keyring: shared.keyring,
-    publicUrl,
   });
   const webhooks = createWebhooksService({
     db,
