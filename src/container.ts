@@ -37,6 +37,7 @@ import { createMerchantsService } from './modules/merchants/merchants.service.js
 import { createOnboarding } from './modules/merchants/onboarding.js';
 import { createVpasRepo } from './modules/merchants/vpas.repo.js';
 import { createVpasService } from './modules/merchants/vpas.service.js';
+import { createMethodsRepo } from './modules/methods/methods.repo.js';
 import {
   createMethodsCache,
   createMethodsService,
@@ -122,6 +123,7 @@ function createRepos() {
   return {
     accounts: createAccountsRepo(),
     events: createEventsRepo(),
+    methods: createMethodsRepo(),
     orders: createOrdersRepo(),
     payments: createPaymentsRepo(),
     refunds: createRefundsRepo(),
@@ -146,7 +148,7 @@ function wireServices(db: Db, shared: Shared) {
   const { config, clock, ids, pepper, resolver, connectors, caches, repos, log } = shared;
   const { publicUrl } = config;
   const deadlines = config.payments;
-  const methods = createMethodsService({ db, cache: caches.methods });
+  const methods = createMethodsService({ db, repo: repos.methods, cache: caches.methods });
   const accounts = createAccountsService({
     db,
     repo: repos.accounts,
