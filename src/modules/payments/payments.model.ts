@@ -3,6 +3,9 @@ import { unixSeconds } from '../../domain/clock.js';
 import type { PaymentRow } from './payments.repo.js';
 import type { Payment } from './payments.schemas.js';
 
+/** The payment row, for the modules that read payments through the payments ledger (refunds). */
+export type { PaymentRow };
+
 /**
  * The payment as the API and the event payloads (`{ payment, order }`) show it. Failure details are
  * null unless the payment failed.

@@ -1,7 +1,6 @@
 import type { ConnectorRefund } from '../../connectors/connector.js';
 import { unixSeconds } from '../../domain/clock.js';
-import { toConnectorPayment } from '../payments/payments.model.js';
-import type { PaymentRow } from '../payments/payments.repo.js';
+import { type PaymentRow, toConnectorPayment } from '../payments/payments.model.js';
 import type { RefundRow } from './refunds.repo.js';
 import type { Refund } from './refunds.schemas.js';
 
