@@ -4,51 +4,11 @@ import type { PageRequest } from '../../domain/pagination.js';
 import type { PaymentMethod } from '../../domain/payment-methods.js';
 import type { Mode } from '../../domain/scope.js';
 import type { PaymentStatus } from './payment.transitions.js';
+import { paymentQueueQueries } from './payments.queues.repo.js';
+import { PAYMENT_COLUMNS, type PaymentRow } from './payments.row.js';
 
-export interface PaymentRow {
-  id: string;
-  account_id: string;
-  mode: Mode;
-  order_id: string;
-  amount: string;
-  currency: string;
-  status: PaymentStatus;
-  method: PaymentMethod;
-  bank: string | null;
-  wallet: string | null;
-  instrument_name: string;
-  email: string;
-  contact: string;
-  name: string;
-  description: string | null;
-  metadata: Record<string, unknown>;
-  return_url: string;
-  connector: string;
-  connector_account_id: string | null;
-  provider_reference: string | null;
-  provider_status: string | null;
-  provider_next: NextStep | null;
-  provider_data: Record<string, unknown>;
-  bank_reference: string | null;
-  fee: string | null;
-  tax: string | null;
-  error_code: string | null;
-  error_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  captured_at: Date | null;
-  pending_at: Date | null;
-  authorised_at: Date | null;
-  refund_due: boolean;
-  amount_refunded: string;
-  sync_attempts: number;
-  next_sync_at: Date | null;
-}
-
-const COLUMNS = `id, account_id, mode, order_id, amount, currency, status, method, bank, wallet, instrument_name,
-  email, contact, name, description, metadata, return_url, connector, connector_account_id, provider_reference,
-  provider_status, provider_next, provider_data, bank_reference, fee, tax, error_code, error_reason, created_at,
-  updated_at, captured_at, pending_at, authorised_at, refund_due, amount_refunded, sync_attempts, next_sync_at`;
+export { AUTOMATIC_REFUND_ATTEMPTS } from './payments.queues.repo.js';
+export type { PaymentRow };
 
 /** What a payments list can be narrowed to. */
 export interface PaymentFilter {
@@ -71,9 +31,6 @@ export interface CapturedDay {
   amount: string;
   currency: string;
 }
-
-/** How many automatic refunds a payment owed back gets before an operator must act. */
-export const AUTOMATIC_REFUND_ATTEMPTS = 3;
 
 /** What the provider answered when the payment started (`initiate`), stored with it. */
 export interface Initiation {
@@ -161,6 +118,7 @@ export interface ProviderFacts {
 
 export function createPaymentsRepo() {
   return {
+    ...paymentQueueQueries(),
     /** The payment's half of the start statement (see `PaymentInsert`). */
     startInsert(p: NewPayment): PaymentInsert {
       const initiation = p.initiation;
@@ -210,7 +168,7 @@ export function createPaymentsRepo() {
             SET provider_reference = coalesce($2, provider_reference), provider_status = coalesce($3, provider_status),
                 provider_next = $4, provider_data = provider_data || $5::jsonb, next_sync_at = $6, updated_at = $7
           WHERE id = $1 AND status = 'created'
-          RETURNING ${COLUMNS}`,
+          RETURNING ${PAYMENT_COLUMNS}`,
         [
           id,
           initiation.reference,
@@ -227,7 +185,7 @@ export function createPaymentsRepo() {
     /** Tenant-scoped: another account's or mode's payment is not found. */
     async find(db: Queryable, accountId: string, mode: Mode, id: string): Promise<PaymentRow | undefined> {
       const [row] = await db.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3`,
+        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3`,
         [id, accountId, mode],
       );
       return row;
@@ -239,7 +197,7 @@ export function createPaymentsRepo() {
      */
     async findById(db: Queryable, id: string, lock = false): Promise<PaymentRow | undefined> {
       const [row] = await db.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
         [id],
       );
       return row;
@@ -253,7 +211,7 @@ export function createPaymentsRepo() {
       filter: PaymentFilter = {},
     ): Promise<PaymentRow[]> {
       return db.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments
+        `SELECT ${PAYMENT_COLUMNS} FROM payments
           WHERE account_id = $1 AND mode = $2 AND ($3::text IS NULL OR id < $3) AND ($5::text IS NULL OR order_id = $5)
             AND ($6::text IS NULL OR status = $6) AND ($7::text IS NULL OR method = $7)
             AND ($8::timestamptz IS NULL OR created_at >= $8) AND ($9::timestamptz IS NULL OR created_at < $9)
@@ -319,7 +277,7 @@ export function createPaymentsRepo() {
                 provider_data = provider_data || $8::jsonb,
                 next_sync_at = CASE WHEN $9::boolean THEN $10::timestamptz ELSE next_sync_at END
           WHERE id = $1 AND status = $2 AND ($7::bytea IS NULL OR auth_token_hash = $7)
-          RETURNING ${COLUMNS}`,
+          RETURNING ${PAYMENT_COLUMNS}`,
         [
           change.id,
           change.from,
@@ -355,7 +313,7 @@ export function createPaymentsRepo() {
                 provider_data = provider_data || $8::jsonb, next_sync_at = $9,
                 sync_attempts = sync_attempts + CASE WHEN $10::boolean THEN 1 ELSE 0 END, updated_at = $11
           WHERE id = $1 AND status = $2
-          RETURNING ${COLUMNS}`,
+          RETURNING ${PAYMENT_COLUMNS}`,
         [
           id,
           status,
@@ -387,7 +345,7 @@ export function createPaymentsRepo() {
         `UPDATE payments
             SET authorised_at = $4, refund_due = true, error_code = $2, error_reason = $3, updated_at = $4
           WHERE id = $1 AND status = 'failed' AND NOT refund_due
-          RETURNING ${COLUMNS}`,
+          RETURNING ${PAYMENT_COLUMNS}`,
         [id, failure.errorCode, failure.errorReason, at],
       );
       return row;
@@ -400,96 +358,6 @@ export function createPaymentsRepo() {
         [id, tokenHash],
       );
       return rows.length === 1;
-    },
-
-    /**
-     * Claims a batch of untouched payments older than `cutoff` that nobody needs to be asked about
-     * (the others are expired by the reconciler, after asking); other sweepers skip the locked rows.
-     */
-    async claimExpired(tx: Queryable, cutoff: Date, limit: number): Promise<PaymentRow[]> {
-      return tx.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments
-          WHERE status = 'created' AND next_sync_at IS NULL AND created_at < $1
-          ORDER BY created_at LIMIT $2
-          FOR UPDATE SKIP LOCKED`,
-        [cutoff, limit],
-      );
-    },
-
-    /**
-     * Claims a batch of payments due to be asked about, and moves their next time on by `leaseUntil`
-     * in the same statement (committed on its own): another process skips them meanwhile, and one
-     * that dies while asking leaves them to be claimed again when the lease ends.
-     */
-    async claimDueForSync(db: Queryable, now: Date, leaseUntil: Date, limit: number): Promise<PaymentRow[]> {
-      return db.query<PaymentRow>(
-        `UPDATE payments SET next_sync_at = $2
-          WHERE id IN (
-            SELECT id FROM payments WHERE next_sync_at <= $1 ORDER BY next_sync_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-          RETURNING ${COLUMNS}`,
-        [now, leaseUntil, limit],
-      );
-    },
-
-    /** Asks about the payment at once (an unverified provider webhook named it). */
-    async syncSoon(db: Queryable, id: string, at: Date): Promise<boolean> {
-      const rows = await db.query(
-        `UPDATE payments SET next_sync_at = $2
-          WHERE id = $1 AND (next_sync_at > $2 OR (next_sync_at IS NULL AND status IN ('created', 'pending')))
-          RETURNING id`,
-        [id, at],
-      );
-      return rows.length === 1;
-    },
-
-    /**
-     * Counts a refund's amount on its payment: one compare-and-set that holds only while the payment
-     * took the money (captured, or authorised and owed back) and the sum stays within its amount.
-     * Undefined when it does not hold (the caller reads the payment to say why).
-     */
-    async reserveRefund(
-      tx: Queryable,
-      change: { id: string; accountId: string; mode: Mode; amount: number; owedBack: boolean; at: Date },
-    ): Promise<PaymentRow | undefined> {
-      const [row] = await tx.query<PaymentRow>(
-        `UPDATE payments SET amount_refunded = amount_refunded + $4, updated_at = $5
-          WHERE id = $1 AND account_id = $2 AND mode = $3
-            AND (status = 'captured' OR ($6::boolean AND refund_due))
-            AND amount_refunded + $4 <= amount
-          RETURNING ${COLUMNS}`,
-        [change.id, change.accountId, change.mode, change.amount, change.at, change.owedBack],
-      );
-      return row;
-    },
-
-    /** A failed refund's amount stops counting on its payment. */
-    async releaseRefund(
-      tx: Queryable,
-      id: string,
-      amount: number,
-      at: Date,
-    ): Promise<PaymentRow | undefined> {
-      const [row] = await tx.query<PaymentRow>(
-        `UPDATE payments SET amount_refunded = amount_refunded - $2, updated_at = $3
-          WHERE id = $1 AND amount_refunded >= $2 RETURNING ${COLUMNS}`,
-        [id, amount, at],
-      );
-      return row;
-    },
-
-    /**
-     * Payments whose money is owed back (a refused authorisation) and not yet being refunded, up to
-     * AUTOMATIC_REFUND_ATTEMPTS automatic refunds each: one the provider keeps refusing is left to
-     * an operator (docs/refunds.md) rather than sent again forever.
-     */
-    async owedBackWithoutRefund(db: Queryable, limit: number): Promise<PaymentRow[]> {
-      return db.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments p
-          WHERE refund_due AND amount_refunded < amount
-            AND (SELECT count(*) FROM refunds r WHERE r.payment_id = p.id AND r.automatic) < $2
-          ORDER BY id LIMIT $1`,
-        [limit, AUTOMATIC_REFUND_ATTEMPTS],
-      );
     },
 
     async returnSigningSecret(db: Queryable, accountId: string, mode: Mode, fresh: string): Promise<string> {
