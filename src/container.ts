@@ -37,6 +37,7 @@ import { createMerchantsService } from './modules/merchants/merchants.service.js
 import { createOnboarding } from './modules/merchants/onboarding.js';
 import { createVpasRepo } from './modules/merchants/vpas.repo.js';
 import { createVpasService } from './modules/merchants/vpas.service.js';
+import { createMethodsRepo } from './modules/methods/methods.repo.js';
 import {
   createMethodsCache,
   createMethodsService,
@@ -48,6 +49,7 @@ import { createAuthenticationService } from './modules/payments/authentication.s
 import { createPaymentInitiation } from './modules/payments/payment-initiation.js';
 import { createPaymentSyncJob } from './modules/payments/payment-sync.js';
 import { createPaymentExpiryJob } from './modules/payments/payments.expiry.js';
+import { createPaymentsLedger } from './modules/payments/payments.ledger.js';
 import { createPaymentsRepo } from './modules/payments/payments.repo.js';
 import { createPaymentsService } from './modules/payments/payments.service.js';
 import { createPaymentStates } from './modules/payments/payments.states.js';
@@ -121,6 +123,7 @@ function createRepos() {
   return {
     accounts: createAccountsRepo(),
     events: createEventsRepo(),
+    methods: createMethodsRepo(),
     orders: createOrdersRepo(),
     payments: createPaymentsRepo(),
     refunds: createRefundsRepo(),
@@ -145,7 +148,7 @@ function wireServices(db: Db, shared: Shared) {
   const { config, clock, ids, pepper, resolver, connectors, caches, repos, log } = shared;
   const { publicUrl } = config;
   const deadlines = config.payments;
-  const methods = createMethodsService({ db, cache: caches.methods });
+  const methods = createMethodsService({ db, repo: repos.methods, cache: caches.methods });
   const accounts = createAccountsService({
     db,
     repo: repos.accounts,
@@ -198,9 +201,17 @@ function wireServices(db: Db, shared: Shared) {
     publicUrl,
     log,
   });
+  const connectorAccounts = createConnectorAccountsService({
+    db,
+    repo: repos.connectorAccounts,
+    ids,
+    clock,
+    keyring: shared.keyring,
+    publicUrl,
+  });
   const providerReturns = createProviderReturns({
     db,
-    webhookEvents: repos.connectorAccounts,
+    webhookEvents: connectorAccounts,
     repo: repos.payments,
     states: paymentStates,
     authentication,
@@ -209,10 +220,11 @@ function wireServices(db: Db, shared: Shared) {
     publicUrl,
     log,
   });
+  const paymentsLedger = createPaymentsLedger(repos.payments);
   const refundExecution = createRefundExecution({
     db,
     repo: repos.refunds,
-    payments: repos.payments,
+    payments: paymentsLedger,
     events,
     connectors,
     clock,
@@ -223,19 +235,11 @@ function wireServices(db: Db, shared: Shared) {
   const refunds = createRefundsService({
     db,
     repo: repos.refunds,
-    payments: repos.payments,
+    payments: paymentsLedger,
     events,
     execution: refundExecution,
     ids,
     clock,
-  });
-  const connectorAccounts = createConnectorAccountsService({
-    db,
-    repo: repos.connectorAccounts,
-    ids,
-    clock,
-    keyring: shared.keyring,
-    publicUrl,
   });
   const webhooks = createWebhooksService({
     db,
@@ -283,6 +287,7 @@ function wireServices(db: Db, shared: Shared) {
     events,
     payments,
     paymentStates,
+    paymentsLedger,
     authentication,
     providerReturns,
     refunds,
@@ -405,7 +410,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
     const refundSync = createRefundSyncJob({
       db,
       repo: repos.refunds,
-      payments: repos.payments,
+      payments: services.paymentsLedger,
       refunds: services.refunds,
       execution: services.refundExecution,
       clock,

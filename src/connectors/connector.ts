@@ -1,3 +1,4 @@
+import type { PaymentMethod } from '../domain/payment-methods.js';
 import type { Mode } from '../domain/scope.js';
 
 /**
@@ -17,7 +18,7 @@ export interface ConnectorPayment {
   orderId: string;
   amount: number;
   currency: string;
-  method: 'netbanking' | 'wallet';
+  method: PaymentMethod;
   /** The canonical bank or wallet key of the account's methods. */
   code: string;
   customer: { name: string; email: string; contact: string };

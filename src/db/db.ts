@@ -11,6 +11,17 @@ export interface PreparedStatement {
   text: string;
 }
 
+/**
+ * One module's part of a statement another module runs (one round trip across two tables, each
+ * written only by its own module): named texts with parameters numbered from $1, which the running
+ * module renumbers after its own. `name` is stable for the same texts, so the whole is prepared.
+ */
+export interface StatementPart<Texts extends string> {
+  name: string;
+  texts: Record<Texts, string>;
+  params: unknown[];
+}
+
 /** The one query interface every repository uses: plain SQL with positional parameters. */
 export interface Queryable {
   query<Row = Record<string, unknown>>(

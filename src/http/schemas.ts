@@ -78,6 +78,13 @@ export const CreatedBetween = {
 };
 
 /** An enum query parameter (a wrong value is answered with the allowed ones). */
+/** A value that is one of `values` (a status list declared once, in its module). */
+export function oneOf<T extends string>(values: readonly T[]) {
+  // The same schema as a union of literals written out; typed as `T` (a union over an array of
+  // literals would type as never).
+  return Type.Unsafe<T>(Type.Union(values.map((value) => Type.Literal(value))));
+}
+
 export function enumParameter<T extends string>(values: readonly T[], description: string) {
   return Type.Optional(Type.Unsafe<T>({ type: 'string', enum: [...values], description }));
 }

@@ -1,5 +1,4 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { ORDER_PAYMENT_STARTED } from '../../src/modules/payments/payment.transitions.js';
 import { createPaymentsRepo } from '../../src/modules/payments/payments.repo.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
 import { BANK, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
@@ -65,38 +64,45 @@ const modeOf = (account: TestAccount) => account.credentials.mode;
 
 /**
  * Live payments need a bank connector, which this Kosh does not have yet: the row a live connector
- * would make is written through the payments repo, so isolation of live payments is still proven.
+ * would make is written through the payments repo's insert and the orders service's start, so isolation of live payments is still proven.
  */
 async function livePayment(harness: Harness, account: TestAccount, orderId: string, marker: string) {
   const id = harness.container.ids.next('pay');
-  const started = await createPaymentsRepo().start(
+  const payment = createPaymentsRepo().startInsert({
+    id,
+    accountId: account.id,
+    mode: 'live',
+    orderId,
+    amount: 5000,
+    currency: 'INR',
+    method: 'netbanking',
+    bank: 'ICIC',
+    wallet: null,
+    instrumentName: 'ICICI Bank',
+    email: 'asha@example.com',
+    contact: '+919876543210',
+    name: 'Asha Rao',
+    description: marker,
+    metadata: { note: marker },
+    returnUrl: 'https://merchant.example/return',
+    connector: 'live-bank',
+    connectorAccountId: 'ca_live_bank',
+    createdAt: harness.clock.now(),
+    initiation: null,
+  });
+  const started = await harness.container.services.orders.startPayment(
     harness.container.db,
     {
-      id,
       accountId: account.id,
       mode: 'live',
       orderId,
       amount: 5000,
       currency: 'INR',
-      method: 'netbanking',
-      bank: 'ICIC',
-      wallet: null,
-      instrumentName: 'ICICI Bank',
-      email: 'asha@example.com',
-      contact: '+919876543210',
-      name: 'Asha Rao',
-      description: marker,
-      metadata: { note: marker },
       returnUrl: 'https://merchant.example/return',
-      connector: 'live-bank',
-      connectorAccountId: 'ca_live_bank',
-      createdAt: harness.clock.now(),
-      initiation: null,
-    },
-    {
-      ...ORDER_PAYMENT_STARTED,
       bankDetails: { method: 'netbanking', bank: 'ICIC', bank_name: 'ICICI Bank' },
+      at: harness.clock.now(),
     },
+    payment,
   );
   if (!started?.started) throw new Error(`The live payment on ${orderId} was not recorded.`);
   return { id, marker, related: { order: orderId } };

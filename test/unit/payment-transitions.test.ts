@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ORDER_STATUSES, orderTransition } from '../../src/modules/orders/order.transitions.js';
 import {
   isFinal,
-  ORDER_STATUSES,
-  orderTransition,
   PAYMENT_STATUSES,
   PAYMENT_TRIGGERS,
   paymentTransition,

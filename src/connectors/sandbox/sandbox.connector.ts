@@ -1,4 +1,5 @@
 import type { Clock } from '../../domain/clock.js';
+import type { PaymentMethod } from '../../domain/payment-methods.js';
 import type {
   Connector,
   ConnectorPayment,
@@ -9,10 +10,7 @@ import type {
 import { SANDBOX_BANKS, SANDBOX_WALLETS, type SandboxInstrument } from './catalogue.js';
 
 /** Finds a sandbox bank or wallet by code, in any case. */
-export function sandboxInstrument(
-  method: 'netbanking' | 'wallet',
-  code: string,
-): SandboxInstrument | undefined {
+export function sandboxInstrument(method: PaymentMethod, code: string): SandboxInstrument | undefined {
   const list = method === 'netbanking' ? SANDBOX_BANKS : SANDBOX_WALLETS;
   const wanted = code.toLowerCase();
   return list.find((instrument) => instrument.code.toLowerCase() === wanted);

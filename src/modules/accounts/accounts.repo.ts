@@ -1,7 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import type { AccountKind, Mode } from '../../domain/scope.js';
-
-export type AccountStatus = 'created' | 'under_review' | 'needs_clarification' | 'activated' | 'suspended';
+import type { AccountStatus } from './accounts.model.js';
 
 export interface AccountRow {
   id: string;

@@ -5,7 +5,8 @@ import type { IdGenerator } from '../../domain/ids.js';
 import type { AccountKind, Mode } from '../../domain/scope.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
 import type { MethodsService } from '../methods/methods.service.js';
-import type { AccountRow, AccountStatus, AccountsRepo, ApiKeyRow, KeyRow } from './accounts.repo.js';
+import type { AccountStatus } from './accounts.model.js';
+import type { AccountRow, AccountsRepo, ApiKeyRow, KeyRow } from './accounts.repo.js';
 import {
   hashSecret,
   modeOfApiKey,

@@ -153,6 +153,16 @@ export function createConnectorAccountsService(deps: {
       if (!row) throw notFound('connector account', id);
       return view(row);
     },
+
+    /** Whether a provider webhook event was applied before (a redelivery), by the provider's event id. */
+    async seenWebhookEvent(connectorAccountId: string, eventId: string): Promise<boolean> {
+      return repo.seenEvent(db, connectorAccountId, eventId);
+    },
+
+    /** Records a provider webhook event once it was applied. */
+    async rememberWebhookEvent(connectorAccountId: string, eventId: string): Promise<void> {
+      await repo.rememberEvent(db, connectorAccountId, eventId, clock.now());
+    },
   };
 }
 

@@ -1,19 +1,16 @@
 import { Type } from 'typebox';
 import { KoshError } from '../../domain/errors.js';
+import { PAYMENT_METHODS } from '../../domain/payment-methods.js';
+import { ORDER_STATUSES } from '../orders/order.transitions.js';
 import type { OrderListFilter } from '../orders/orders.model.js';
-import { ORDER_STATUSES, PAYMENT_STATUSES } from '../payments/payment.transitions.js';
+import { PAYMENT_STATUSES } from '../payments/payment.transitions.js';
 import type { PaymentListFilter } from '../payments/payments.model.js';
 import { REFUND_STATUSES } from '../refunds/refund.transitions.js';
 import type { RefundListFilter } from '../refunds/refunds.model.js';
 import { text } from './dashboard.context.js';
 
-export { ORDER_STATUSES, PAYMENT_STATUSES, REFUND_STATUSES };
-
-/**
- * The payment methods a list can be filtered by. The payments module spells them only as a type
- * (`'netbanking' | 'wallet'`), so the list lives here until that module exports one.
- */
-export const PAYMENT_METHODS = ['netbanking', 'wallet'] as const;
+/** The lists the filters offer, each declared once in the module that owns it. */
+export { ORDER_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES, REFUND_STATUSES };
 
 export interface PaymentFilters {
   status?: string;

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/scope.js';
-import type { AccountStatus } from '../accounts/accounts.repo.js';
+import type { AccountStatus } from '../accounts/accounts.model.js';
 import type { BusinessType } from './kyc-formats.js';
 
 export interface ProfileRow {

@@ -1,4 +1,4 @@
-import type { AccountStatus } from '../accounts/accounts.repo.js';
+import type { AccountStatus } from '../accounts/accounts.model.js';
 
 /**
  * Every onboarding status change, as data. `submit` happens by itself once nothing is due (and

@@ -2,6 +2,7 @@ import type { Db, Queryable } from '../../db/db.js';
 import type { Mode } from '../../domain/scope.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
 import { emptyMethods, type MethodsConfig, sandboxMethods } from './methods.js';
+import type { MethodsRepo } from './methods.repo.js';
 
 /**
  * Per-account, per-mode methods configuration. Reads are cached briefly (`KOSH_METHODS_CACHE_TTL_MS`);
@@ -14,29 +15,21 @@ export function createMethodsCache(ttlMs: number): MethodsCache {
   return new TtlCache<MethodsConfig>(ttlMs, 10_000);
 }
 
-export function createMethodsService(deps: { db: Db; cache: MethodsCache }) {
-  const { db, cache } = deps;
+export function createMethodsService(deps: { db: Db; repo: MethodsRepo; cache: MethodsCache }) {
+  const { db, repo, cache } = deps;
   const cacheKey = (accountId: string, mode: Mode) => `${accountId}:${mode}`;
 
   return {
     /** New merchants: the sandbox catalogue in test mode; nothing in live mode until a connector is configured. */
     async initialise(tx: Queryable, accountId: string): Promise<void> {
-      await tx.query(
-        `INSERT INTO account_methods (account_id, mode, methods) VALUES ($1, 'test', $2), ($1, 'live', $3)
-         ON CONFLICT DO NOTHING`,
-        [accountId, sandboxMethods(), emptyMethods()],
-      );
+      await repo.insertInitial(tx, accountId, sandboxMethods(), emptyMethods());
     },
 
     async get(accountId: string, mode: Mode): Promise<MethodsConfig> {
       const key = cacheKey(accountId, mode);
       const cached = cache.get(key);
       if (cached) return cached;
-      const [row] = await db.query<{ methods: MethodsConfig }>(
-        'SELECT methods FROM account_methods WHERE account_id = $1 AND mode = $2',
-        [accountId, mode],
-      );
-      const methods = row?.methods ?? emptyMethods();
+      const methods = (await repo.find(db, accountId, mode)) ?? emptyMethods();
       cache.set(key, methods);
       return methods;
     },
@@ -51,27 +44,15 @@ export function createMethodsService(deps: { db: Db; cache: MethodsCache }) {
       mode: Mode,
       change: (current: MethodsConfig) => MethodsConfig,
     ): Promise<MethodsConfig> {
-      const [row] = await tx.query<{ methods: MethodsConfig }>(
-        'SELECT methods FROM account_methods WHERE account_id = $1 AND mode = $2 FOR UPDATE',
-        [accountId, mode],
-      );
-      const next = change(row?.methods ?? emptyMethods());
-      await tx.query(
-        `INSERT INTO account_methods (account_id, mode, methods, updated_at) VALUES ($1, $2, $3, now())
-         ON CONFLICT (account_id, mode) DO UPDATE SET methods = EXCLUDED.methods, updated_at = now()`,
-        [accountId, mode, next],
-      );
+      const next = change((await repo.find(tx, accountId, mode, true)) ?? emptyMethods());
+      await repo.upsert(tx, accountId, mode, next);
       cache.delete(cacheKey(accountId, mode));
       return next;
     },
 
     /** Replaces the configuration; callers build the new object from the current one. */
     async set(tx: Queryable, accountId: string, mode: Mode, methods: MethodsConfig): Promise<void> {
-      await tx.query(
-        `INSERT INTO account_methods (account_id, mode, methods, updated_at) VALUES ($1, $2, $3, now())
-         ON CONFLICT (account_id, mode) DO UPDATE SET methods = EXCLUDED.methods, updated_at = now()`,
-        [accountId, mode, methods],
-      );
+      await repo.upsert(tx, accountId, mode, methods);
       cache.delete(cacheKey(accountId, mode));
     },
   };

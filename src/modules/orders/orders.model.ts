@@ -1,6 +1,6 @@
 import type { Metadata } from '../../domain/metadata.js';
 import type { CreatedRange, PageQuery } from '../../domain/pagination.js';
-import type { OrderStatus } from './orders.repo.js';
+import type { OrderStatus } from './order.transitions.js';
 
 /** What creating an order takes (the API's body; its schema bounds the lengths). */
 export interface CreateOrder {

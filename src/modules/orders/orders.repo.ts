@@ -1,8 +1,9 @@
-import type { PreparedStatement, Queryable } from '../../db/db.js';
+import type { PreparedStatement, Queryable, StatementPart } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/scope.js';
+import type { OrderStatus } from './order.transitions.js';
 
-export type OrderStatus = 'created' | 'attempted' | 'paid';
+export type { OrderStatus };
 
 export interface OrderRow {
   id: string;
@@ -43,6 +44,72 @@ const LIST_AFTER: PreparedStatement = {
   text: `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND mode = $2 AND id < $4 ORDER BY id DESC LIMIT $3`,
 };
 
+/** What the order looked like when a payment tried to start on it; `started` says whether it did. */
+export interface StartResult {
+  status: OrderStatus;
+  amount: string;
+  currency: string;
+  started: boolean;
+  /** A payment with this id existed already (a resumed Idempotency-Key request): nothing was written. */
+  existed: boolean;
+}
+
+/** The order's part of starting a payment: which order, the states that accept it, and its move. */
+export interface PaymentStart {
+  accountId: string;
+  mode: Mode;
+  orderId: string;
+  amount: number;
+  currency: string;
+  from: readonly OrderStatus[];
+  to: OrderStatus;
+  returnUrl: string;
+  bankDetails: object;
+  at: Date;
+}
+
+/** Parameters of the order's part of the start statement; the payment's part is numbered after them. */
+const START_PARAMS = 10;
+
+/**
+ * Starting a payment in ONE statement (one round trip, its own transaction): lock the order, let the
+ * payment's insert (the payments module's part, reading `gate`) through only if the order may take
+ * it (status among `$4`, same amount and currency), and move the order to `$7` with the payment's
+ * return URL and bank details. The order row is locked before anything is written, so a capture
+ * on the same order cannot interleave. When nothing was inserted the row still says why (not
+ * found, paid, another amount or currency, or a payment of this id exists already). The update
+ * names the order by `$1`, not by a join on the inserted row: the planner cannot see through a join
+ * on a data-modifying CTE and would scan every order of the account.
+ */
+function startStatement(payment: StatementPart<'insert' | 'exists'>): PreparedStatement {
+  const shift = (text: string) => text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + START_PARAMS}`);
+  return {
+    name: `orders_start_${payment.name}`,
+    text: `WITH target AS (
+           SELECT status, amount, currency FROM orders
+            WHERE id = $1 AND account_id = $2 AND mode = $3
+            FOR UPDATE
+         ), gate AS (
+           SELECT 1 FROM target
+            WHERE target.status = ANY ($4::text[]) AND target.amount = $5::bigint AND target.currency = $6::text
+         ), payment AS (
+           ${shift(payment.texts.insert)}
+         ), moved AS (
+           UPDATE orders SET status = $7, return_url = $8, bank_details = $9, updated_at = $10
+            WHERE EXISTS (SELECT 1 FROM payment)
+              AND orders.id = $1 AND orders.account_id = $2 AND orders.mode = $3
+              AND orders.status = ANY ($4::text[])
+           RETURNING orders.id
+         )
+         SELECT status, amount, currency, EXISTS (SELECT 1 FROM moved) AS started,
+                EXISTS (${shift(payment.texts.exists)}) AS existed
+           FROM target`,
+  };
+}
+
+/** The composed statements, by the payment part's name: composed once per process. */
+const startStatements = new Map<string, PreparedStatement>();
+
 /** What an orders list can be narrowed to. */
 export interface OrderFilter {
   status?: string | undefined;
@@ -77,6 +144,36 @@ export function createOrdersRepo() {
         order.createdAt,
       ]);
       return row!;
+    },
+
+    /**
+     * Starts a payment on the order: the payments module's insert and the order's move in one
+     * statement; undefined when the order does not exist for this account and mode.
+     */
+    async startPayment(
+      db: Queryable,
+      start: PaymentStart,
+      payment: StatementPart<'insert' | 'exists'>,
+    ): Promise<StartResult | undefined> {
+      let statement = startStatements.get(payment.name);
+      if (!statement) {
+        statement = startStatement(payment);
+        startStatements.set(payment.name, statement);
+      }
+      const [row] = await db.query<StartResult>(statement, [
+        start.orderId,
+        start.accountId,
+        start.mode,
+        start.from,
+        start.amount,
+        start.currency,
+        start.to,
+        start.returnUrl,
+        start.bankDetails,
+        start.at,
+        ...payment.params,
+      ]);
+      return row;
     },
 
     /** Tenant-scoped: another account's or another mode's order is simply not found. */

@@ -1,5 +1,13 @@
 import { type Static, Type } from 'typebox';
-import { CreatedBetween, enumParameter, filteredListQuery, Metadata, type Same } from '../../http/schemas.js';
+import {
+  CreatedBetween,
+  enumParameter,
+  filteredListQuery,
+  Metadata,
+  oneOf,
+  type Same,
+} from '../../http/schemas.js';
+import { ORDER_STATUSES } from './order.transitions.js';
 import type { CreateOrder, OrderListFilter, Order as OrderView } from './orders.model.js';
 
 export const CreateOrderBody = Type.Object(
@@ -20,7 +28,7 @@ export const Order = Type.Object({
   entity: Type.Literal('order'),
   amount: Type.Integer(),
   currency: Type.String(),
-  status: Type.Union([Type.Literal('created'), Type.Literal('attempted'), Type.Literal('paid')]),
+  status: oneOf(ORDER_STATUSES),
   receipt: Type.Union([Type.String(), Type.Null()]),
   // Not Type.Record: its `^.*$` key pattern does not match keys with line breaks, and the response
   // serializer would silently drop them.
@@ -39,7 +47,7 @@ export type Order = Static<typeof Order>;
 
 export const OrderListQuery = filteredListQuery({
   ...CreatedBetween,
-  status: enumParameter(['created', 'attempted', 'paid'] as const, 'Only orders in this status'),
+  status: enumParameter(ORDER_STATUSES, 'Only orders in this status'),
   receipt: Type.Optional(Type.String({ maxLength: 40, description: 'Only orders with this receipt' })),
 });
 export type OrderListQuery = Static<typeof OrderListQuery>;

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../db/db.js';
+import type { Db, Queryable, StatementPart } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { unixSeconds } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
@@ -6,8 +6,9 @@ import type { IdGenerator } from '../../domain/ids.js';
 import { type AmountLimits, checkAmount } from '../../domain/money.js';
 import { type Page, pageRequest, timeRange, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
+import { ORDER_PAYMENT_STARTED, type OrderStatus } from './order.transitions.js';
 import type { CreateOrder, Order, OrderListFilter } from './orders.model.js';
-import type { OrderRow, OrderStatus, OrdersRepo } from './orders.repo.js';
+import type { OrderRow, OrdersRepo, PaymentStart, StartResult } from './orders.repo.js';
 
 /** The order as the API shows it (seed §2.1); `amount_pending` is derived, never stored. */
 export function toOrder(row: OrderRow): Order {
@@ -73,6 +74,19 @@ export function createOrdersService(deps: {
       lock: boolean,
     ): Promise<OrderRow | undefined> {
       return repo.find(tx, accountId, mode, id, lock);
+    },
+
+    /**
+     * Starts a payment on the order in one statement: the payments module's insert (`payment`) runs
+     * only if the order may take a payment (the order transition table's `payment_started`), and the
+     * order moves with it. Undefined when the order does not exist for this account and mode.
+     */
+    async startPayment(
+      tx: Queryable,
+      start: Omit<PaymentStart, 'from' | 'to'>,
+      payment: StatementPart<'insert' | 'exists'>,
+    ): Promise<StartResult | undefined> {
+      return repo.startPayment(tx, { ...start, ...ORDER_PAYMENT_STARTED }, payment);
     },
 
     /** A payment moved the order (the payments transition table decides `to`); compare-and-set on `from`. */

@@ -1,8 +1,9 @@
 import type { EventType } from '../events/events.service.js';
 
 /**
- * The one table of payment and order state changes. Code never writes a status that is not the
- * `to` of a row here, and every write is a compare-and-set on the row's `from`.
+ * The one table of payment state changes. Code never writes a status that is not the `to` of a row
+ * here, and every write is a compare-and-set on the row's `from`. The order's moves are the orders
+ * module's (src/modules/orders/order.transitions.ts).
  */
 export type PaymentStatus = 'created' | 'pending' | 'captured' | 'failed';
 export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'pending', 'captured', 'failed'];
@@ -65,34 +66,3 @@ export function paymentTransition(from: PaymentStatus, on: PaymentTrigger): Paym
 export function isFinal(status: PaymentStatus): boolean {
   return status === 'captured' || status === 'failed';
 }
-
-export type OrderStatus = 'created' | 'attempted' | 'paid';
-export const ORDER_STATUSES: readonly OrderStatus[] = ['created', 'attempted', 'paid'];
-
-/** Order moves: a payment was started (again), or a payment captured it. `paid` is final. */
-export const ORDER_TRANSITIONS: readonly {
-  from: OrderStatus;
-  on: 'payment_started' | 'paid';
-  to: OrderStatus;
-}[] = [
-  { from: 'created', on: 'payment_started', to: 'attempted' },
-  { from: 'attempted', on: 'payment_started', to: 'attempted' },
-  { from: 'attempted', on: 'paid', to: 'paid' },
-];
-
-export function orderTransition(from: OrderStatus, on: 'payment_started' | 'paid'): OrderStatus | undefined {
-  return ORDER_TRANSITIONS.find((transition) => transition.from === from && transition.on === on)?.to;
-}
-
-/**
- * Starting a payment, as one compare-and-set: the order states that accept a new payment and the
- * state they all move to (the table has one target for this move; a second would be a design change).
- */
-export const ORDER_PAYMENT_STARTED: { from: readonly OrderStatus[]; to: OrderStatus } = (() => {
-  const moves = ORDER_TRANSITIONS.filter((transition) => transition.on === 'payment_started');
-  const targets = new Set(moves.map((transition) => transition.to));
-  const [to] = targets;
-  if (targets.size !== 1 || to === undefined)
-    throw new Error('payment_started must have exactly one target state');
-  return { from: moves.map((transition) => transition.from), to };
-})();

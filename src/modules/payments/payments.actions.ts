@@ -1,5 +1,6 @@
+import type { PaymentMethod } from '../../domain/payment-methods.js';
 import { escapeHtml, hiddenInputs } from './html.js';
-import type { Action, PaymentMethod } from './payments.model.js';
+import type { Action } from './payments.model.js';
 
 /** `{publicUrl}/v1/payments/<id>/authentication/`; the public address comes from configuration, never a request. */
 export function authenticationUrl(publicUrl: string, paymentId: string): string {

@@ -2,10 +2,9 @@ import type { ConnectorPayment } from '../../connectors/connector.js';
 import { unixSeconds } from '../../domain/clock.js';
 import type { Metadata } from '../../domain/metadata.js';
 import type { CreatedRange, PageQuery } from '../../domain/pagination.js';
+import type { PaymentMethod } from '../../domain/payment-methods.js';
 import type { PaymentStatus } from './payment.transitions.js';
 import type { PaymentRow } from './payments.repo.js';
-
-export type PaymentMethod = 'netbanking' | 'wallet';
 
 /**
  * What starting a payment takes (seed §4.2 net banking, §4.3 wallet: one body, `bank` with
@@ -88,6 +87,9 @@ export interface Payment {
   amount_refunded: number;
   refund_status: PaymentRefundStatus;
 }
+
+/** The payment row, for the modules that read payments through the payments ledger (refunds). */
+export type { PaymentRow };
 
 /**
  * The payment as the API and the event payloads (`{ payment, order }`) show it. Failure details are

@@ -1,53 +1,14 @@
 import type { NextStep } from '../../connectors/connector.js';
-import type { PreparedStatement, Queryable } from '../../db/db.js';
+import type { Queryable, StatementPart } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
+import type { PaymentMethod } from '../../domain/payment-methods.js';
 import type { Mode } from '../../domain/scope.js';
 import type { PaymentStatus } from './payment.transitions.js';
+import { paymentQueueQueries } from './payments.queues.repo.js';
+import { PAYMENT_COLUMNS, type PaymentRow } from './payments.row.js';
 
-export interface PaymentRow {
-  id: string;
-  account_id: string;
-  mode: Mode;
-  order_id: string;
-  amount: string;
-  currency: string;
-  status: PaymentStatus;
-  method: 'netbanking' | 'wallet';
-  bank: string | null;
-  wallet: string | null;
-  instrument_name: string;
-  email: string;
-  contact: string;
-  name: string;
-  description: string | null;
-  metadata: Record<string, unknown>;
-  return_url: string;
-  connector: string;
-  connector_account_id: string | null;
-  provider_reference: string | null;
-  provider_status: string | null;
-  provider_next: NextStep | null;
-  provider_data: Record<string, unknown>;
-  bank_reference: string | null;
-  fee: string | null;
-  tax: string | null;
-  error_code: string | null;
-  error_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  captured_at: Date | null;
-  pending_at: Date | null;
-  authorised_at: Date | null;
-  refund_due: boolean;
-  amount_refunded: string;
-  sync_attempts: number;
-  next_sync_at: Date | null;
-}
-
-const COLUMNS = `id, account_id, mode, order_id, amount, currency, status, method, bank, wallet, instrument_name,
-  email, contact, name, description, metadata, return_url, connector, connector_account_id, provider_reference,
-  provider_status, provider_next, provider_data, bank_reference, fee, tax, error_code, error_reason, created_at,
-  updated_at, captured_at, pending_at, authorised_at, refund_due, amount_refunded, sync_attempts, next_sync_at`;
+export { AUTOMATIC_REFUND_ATTEMPTS } from './payments.queues.repo.js';
+export type { PaymentRow };
 
 /** What a payments list can be narrowed to. */
 export interface PaymentFilter {
@@ -71,9 +32,6 @@ export interface CapturedDay {
   currency: string;
 }
 
-/** How many automatic refunds a payment owed back gets before an operator must act. */
-export const AUTOMATIC_REFUND_ATTEMPTS = 3;
-
 /** What the provider answered when the payment started (`initiate`), stored with it. */
 export interface Initiation {
   reference: string | null;
@@ -91,7 +49,7 @@ export interface NewPayment {
   orderId: string;
   amount: number;
   currency: string;
-  method: 'netbanking' | 'wallet';
+  method: PaymentMethod;
   bank: string | null;
   wallet: string | null;
   instrumentName: string;
@@ -108,52 +66,28 @@ export interface NewPayment {
   initiation: Initiation | null;
 }
 
-/** What the order looked like when a payment tried to start on it; `started` says whether it did. */
-export interface StartResult {
-  status: 'created' | 'attempted' | 'paid';
-  amount: string;
-  currency: string;
-  started: boolean;
-  /** A payment with this id existed already (a resumed Idempotency-Key request): nothing was written. */
-  existed: boolean;
-}
-
 /**
- * Starting a payment in ONE statement (one round trip, its own transaction): lock the order, insert
- * the payment only if the order may take it (status among `$19`, same amount and currency), and
- * move the order to `$20` with the payment's return URL and bank details. The order row is locked
- * before anything is written, so a capture on the same order cannot interleave. When nothing was
- * inserted the row still says why (not found, paid, another amount or currency, or a payment of
- * this id exists already). The update names the order by \`$4\`, not by a join on the inserted
- * row: the planner cannot see through a join on a data-modifying CTE and would scan every order
- * of the account.
+ * The payment's half of the statement that starts a payment: the orders module runs it inside its
+ * own (`orders.repo.ts`, `startPayment`), one round trip that locks the order, inserts the payment
+ * only when the order may take it, and moves the order. `insert` reads the CTE `gate`, which has a
+ * row only when the order accepts the payment; `exists` says whether a payment of this id was
+ * recorded already (a resumed Idempotency-Key request). Both number their parameters from $1.
  */
-const START: PreparedStatement = {
-  name: 'payments_start_v2',
-  text: `WITH target AS (
-           SELECT status, amount, currency FROM orders
-            WHERE id = $4 AND account_id = $2 AND mode = $3
-            FOR UPDATE
-         ), payment AS (
-           INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
+export type PaymentInsert = StatementPart<'insert' | 'exists'>;
+
+const START_INSERT = {
+  name: 'payment_v3',
+  texts: {
+    insert: `INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
              instrument_name, email, contact, name, description, metadata, return_url, connector, created_at, updated_at,
              connector_account_id, provider_reference, provider_status, provider_next, provider_data, next_sync_at)
            SELECT $1, $2, $3, $4, $5, $6, 'created', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18,
-                  $22, $23, $24, $25, $26, $27
-             FROM target
-            WHERE target.status = ANY ($19::text[]) AND target.amount = $5::bigint AND target.currency = $6::text
+                  $19, $20, $21, $22, $23, $24
+             FROM gate
            ON CONFLICT (id) DO NOTHING
-           RETURNING id
-         ), moved AS (
-           UPDATE orders SET status = $20, return_url = $16, bank_details = $21, updated_at = $18
-            WHERE EXISTS (SELECT 1 FROM payment)
-              AND orders.id = $4 AND orders.account_id = $2 AND orders.mode = $3
-              AND orders.status = ANY ($19::text[])
-           RETURNING orders.id
-         )
-         SELECT status, amount, currency, EXISTS (SELECT 1 FROM moved) AS started,
-                EXISTS (SELECT 1 FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3) AS existed
-           FROM target`,
+           RETURNING id`,
+    exists: 'SELECT 1 FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3',
+  },
 };
 
 /** The fields a status change may write besides the status itself. */
@@ -184,46 +118,39 @@ export interface ProviderFacts {
 
 export function createPaymentsRepo() {
   return {
-    /**
-     * Inserts the payment and moves its order (\`from\` → \`to\`, from the order transition table) in
-     * one statement; undefined when the order does not exist for this account and mode.
-     */
-    async start(
-      db: Queryable,
-      p: NewPayment,
-      order: { from: readonly string[]; to: string; bankDetails: object },
-    ): Promise<StartResult | undefined> {
+    ...paymentQueueQueries(),
+    /** The payment's half of the start statement (see `PaymentInsert`). */
+    startInsert(p: NewPayment): PaymentInsert {
       const initiation = p.initiation;
-      const [row] = await db.query<StartResult>(START, [
-        p.id,
-        p.accountId,
-        p.mode,
-        p.orderId,
-        p.amount,
-        p.currency,
-        p.method,
-        p.bank,
-        p.wallet,
-        p.instrumentName,
-        p.email,
-        p.contact,
-        p.name,
-        p.description,
-        p.metadata,
-        p.returnUrl,
-        p.connector,
-        p.createdAt,
-        order.from,
-        order.to,
-        order.bankDetails,
-        p.connectorAccountId,
-        initiation?.reference ?? null,
-        initiation?.rawStatus ?? null,
-        initiation?.next ?? null,
-        initiation?.data ?? {},
-        initiation?.nextSyncAt ?? null,
-      ]);
-      return row;
+      return {
+        ...START_INSERT,
+        params: [
+          p.id,
+          p.accountId,
+          p.mode,
+          p.orderId,
+          p.amount,
+          p.currency,
+          p.method,
+          p.bank,
+          p.wallet,
+          p.instrumentName,
+          p.email,
+          p.contact,
+          p.name,
+          p.description,
+          p.metadata,
+          p.returnUrl,
+          p.connector,
+          p.createdAt,
+          p.connectorAccountId,
+          initiation?.reference ?? null,
+          initiation?.rawStatus ?? null,
+          initiation?.next ?? null,
+          initiation?.data ?? {},
+          initiation?.nextSyncAt ?? null,
+        ],
+      };
     },
 
     /**
@@ -241,7 +168,7 @@ export function createPaymentsRepo() {
             SET provider_reference = coalesce($2, provider_reference), provider_status = coalesce($3, provider_status),
                 provider_next = $4, provider_data = provider_data || $5::jsonb, next_sync_at = $6, updated_at = $7
           WHERE id = $1 AND status = 'created'
-          RETURNING ${COLUMNS}`,
+          RETURNING ${PAYMENT_COLUMNS}`,
         [
           id,
           initiation.reference,
@@ -258,7 +185,7 @@ export function createPaymentsRepo() {
     /** Tenant-scoped: another account's or mode's payment is not found. */
     async find(db: Queryable, accountId: string, mode: Mode, id: string): Promise<PaymentRow | undefined> {
       const [row] = await db.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3`,
+        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3`,
         [id, accountId, mode],
       );
       return row;
@@ -270,7 +197,7 @@ export function createPaymentsRepo() {
      */
     async findById(db: Queryable, id: string, lock = false): Promise<PaymentRow | undefined> {
       const [row] = await db.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
         [id],
       );
       return row;
@@ -284,7 +211,7 @@ export function createPaymentsRepo() {
       filter: PaymentFilter = {},
     ): Promise<PaymentRow[]> {
       return db.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments
+        `SELECT ${PAYMENT_COLUMNS} FROM payments
           WHERE account_id = $1 AND mode = $2 AND ($3::text IS NULL OR id < $3) AND ($5::text IS NULL OR order_id = $5)
             AND ($6::text IS NULL OR status = $6) AND ($7::text IS NULL OR method = $7)
             AND ($8::timestamptz IS NULL OR created_at >= $8) AND ($9::timestamptz IS NULL OR created_at < $9)
@@ -350,7 +277,7 @@ export function createPaymentsRepo() {
                 provider_data = provider_data || $8::jsonb,
                 next_sync_at = CASE WHEN $9::boolean THEN $10::timestamptz ELSE next_sync_at END
           WHERE id = $1 AND status = $2 AND ($7::bytea IS NULL OR auth_token_hash = $7)
-          RETURNING ${COLUMNS}`,
+          RETURNING ${PAYMENT_COLUMNS}`,
         [
           change.id,
           change.from,
@@ -386,7 +313,7 @@ export function createPaymentsRepo() {
                 provider_data = provider_data || $8::jsonb, next_sync_at = $9,
                 sync_attempts = sync_attempts + CASE WHEN $10::boolean THEN 1 ELSE 0 END, updated_at = $11
           WHERE id = $1 AND status = $2
-          RETURNING ${COLUMNS}`,
+          RETURNING ${PAYMENT_COLUMNS}`,
         [
           id,
           status,
@@ -418,7 +345,7 @@ export function createPaymentsRepo() {
         `UPDATE payments
             SET authorised_at = $4, refund_due = true, error_code = $2, error_reason = $3, updated_at = $4
           WHERE id = $1 AND status = 'failed' AND NOT refund_due
-          RETURNING ${COLUMNS}`,
+          RETURNING ${PAYMENT_COLUMNS}`,
         [id, failure.errorCode, failure.errorReason, at],
       );
       return row;
@@ -431,96 +358,6 @@ export function createPaymentsRepo() {
         [id, tokenHash],
       );
       return rows.length === 1;
-    },
-
-    /**
-     * Claims a batch of untouched payments older than `cutoff` that nobody needs to be asked about
-     * (the others are expired by the reconciler, after asking); other sweepers skip the locked rows.
-     */
-    async claimExpired(tx: Queryable, cutoff: Date, limit: number): Promise<PaymentRow[]> {
-      return tx.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments
-          WHERE status = 'created' AND next_sync_at IS NULL AND created_at < $1
-          ORDER BY created_at LIMIT $2
-          FOR UPDATE SKIP LOCKED`,
-        [cutoff, limit],
-      );
-    },
-
-    /**
-     * Claims a batch of payments due to be asked about, and moves their next time on by `leaseUntil`
-     * in the same statement (committed on its own): another process skips them meanwhile, and one
-     * that dies while asking leaves them to be claimed again when the lease ends.
-     */
-    async claimDueForSync(db: Queryable, now: Date, leaseUntil: Date, limit: number): Promise<PaymentRow[]> {
-      return db.query<PaymentRow>(
-        `UPDATE payments SET next_sync_at = $2
-          WHERE id IN (
-            SELECT id FROM payments WHERE next_sync_at <= $1 ORDER BY next_sync_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-          RETURNING ${COLUMNS}`,
-        [now, leaseUntil, limit],
-      );
-    },
-
-    /** Asks about the payment at once (an unverified provider webhook named it). */
-    async syncSoon(db: Queryable, id: string, at: Date): Promise<boolean> {
-      const rows = await db.query(
-        `UPDATE payments SET next_sync_at = $2
-          WHERE id = $1 AND (next_sync_at > $2 OR (next_sync_at IS NULL AND status IN ('created', 'pending')))
-          RETURNING id`,
-        [id, at],
-      );
-      return rows.length === 1;
-    },
-
-    /**
-     * Counts a refund's amount on its payment: one compare-and-set that holds only while the payment
-     * took the money (captured, or authorised and owed back) and the sum stays within its amount.
-     * Undefined when it does not hold (the caller reads the payment to say why).
-     */
-    async reserveRefund(
-      tx: Queryable,
-      change: { id: string; accountId: string; mode: Mode; amount: number; owedBack: boolean; at: Date },
-    ): Promise<PaymentRow | undefined> {
-      const [row] = await tx.query<PaymentRow>(
-        `UPDATE payments SET amount_refunded = amount_refunded + $4, updated_at = $5
-          WHERE id = $1 AND account_id = $2 AND mode = $3
-            AND (status = 'captured' OR ($6::boolean AND refund_due))
-            AND amount_refunded + $4 <= amount
-          RETURNING ${COLUMNS}`,
-        [change.id, change.accountId, change.mode, change.amount, change.at, change.owedBack],
-      );
-      return row;
-    },
-
-    /** A failed refund's amount stops counting on its payment. */
-    async releaseRefund(
-      tx: Queryable,
-      id: string,
-      amount: number,
-      at: Date,
-    ): Promise<PaymentRow | undefined> {
-      const [row] = await tx.query<PaymentRow>(
-        `UPDATE payments SET amount_refunded = amount_refunded - $2, updated_at = $3
-          WHERE id = $1 AND amount_refunded >= $2 RETURNING ${COLUMNS}`,
-        [id, amount, at],
-      );
-      return row;
-    },
-
-    /**
-     * Payments whose money is owed back (a refused authorisation) and not yet being refunded, up to
-     * AUTOMATIC_REFUND_ATTEMPTS automatic refunds each: one the provider keeps refusing is left to
-     * an operator (docs/refunds.md) rather than sent again forever.
-     */
-    async owedBackWithoutRefund(db: Queryable, limit: number): Promise<PaymentRow[]> {
-      return db.query<PaymentRow>(
-        `SELECT ${COLUMNS} FROM payments p
-          WHERE refund_due AND amount_refunded < amount
-            AND (SELECT count(*) FROM refunds r WHERE r.payment_id = p.id AND r.automatic) < $2
-          ORDER BY id LIMIT $1`,
-        [limit, AUTOMATIC_REFUND_ATTEMPTS],
-      );
     },
 
     async returnSigningSecret(db: Queryable, accountId: string, mode: Mode, fresh: string): Promise<string> {

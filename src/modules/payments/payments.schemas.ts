@@ -1,5 +1,14 @@
 import { type Static, Type } from 'typebox';
-import { CreatedBetween, enumParameter, filteredListQuery, Metadata, type Same } from '../../http/schemas.js';
+import { PAYMENT_METHODS } from '../../domain/payment-methods.js';
+import {
+  CreatedBetween,
+  enumParameter,
+  filteredListQuery,
+  Metadata,
+  oneOf,
+  type Same,
+} from '../../http/schemas.js';
+import { PAYMENT_STATUSES } from './payment.transitions.js';
 import type {
   Action as ActionView,
   CreatedPayment,
@@ -68,13 +77,8 @@ export const Payment = Type.Object({
   order_id: Type.String(),
   amount: Type.Integer(),
   currency: Type.String(),
-  status: Type.Union([
-    Type.Literal('created'),
-    Type.Literal('pending'),
-    Type.Literal('captured'),
-    Type.Literal('failed'),
-  ]),
-  method: Type.Union([Type.Literal('netbanking'), Type.Literal('wallet')]),
+  status: oneOf(PAYMENT_STATUSES),
+  method: oneOf(PAYMENT_METHODS),
   bank: Nullable(Type.String()),
   wallet: Nullable(Type.String()),
   email: Type.String(),
@@ -120,11 +124,8 @@ export const ReturnSigningSecret = Type.Object({
 
 export const PaymentListQuery = filteredListQuery({
   ...CreatedBetween,
-  status: enumParameter(
-    ['created', 'pending', 'captured', 'failed'] as const,
-    'Only payments in this status',
-  ),
-  method: enumParameter(['netbanking', 'wallet'] as const, 'Only payments by this method'),
+  status: enumParameter(PAYMENT_STATUSES, 'Only payments in this status'),
+  method: enumParameter(PAYMENT_METHODS, 'Only payments by this method'),
   order_id: Type.Optional(Type.String({ maxLength: 100, description: "Only this order's payments" })),
   bank: Type.Optional(
     Type.String({ maxLength: 40, description: 'Only net-banking payments at this bank code (any case)' }),

@@ -11,7 +11,6 @@ import { offerable } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { OrderRow } from '../orders/orders.repo.js';
 import type { OrdersService } from '../orders/orders.service.js';
-import { ORDER_PAYMENT_STARTED } from './payment.transitions.js';
 import { actionOf, type MerchantAction, type PaymentInitiation } from './payment-initiation.js';
 import { buildAction } from './payments.actions.js';
 import {
@@ -171,10 +170,20 @@ export function createPaymentsService(deps: {
         const answer = await bound.connector.initiate(toConnectorPayment(factsOf(payment), publicUrl));
         if (answer.outcome === 'started') payment.initiation = initiation.fromResult(answer, now, now);
       }
-      const result = await repo.start(db, payment, {
-        ...ORDER_PAYMENT_STARTED,
-        bankDetails: bankDetailsOf({ ...payment, instrument_name: payment.instrumentName }),
-      });
+      const result = await orders.startPayment(
+        db,
+        {
+          accountId,
+          mode,
+          orderId: payment.orderId,
+          amount: payment.amount,
+          currency: payment.currency,
+          returnUrl: payment.returnUrl,
+          bankDetails: bankDetailsOf({ ...payment, instrument_name: payment.instrumentName }),
+          at: now,
+        },
+        repo.startInsert(payment),
+      );
       if (!result?.started && !result?.existed) {
         refuseOrder(input, result);
         // The order may take payments but was not moved: only a concurrent change explains that.

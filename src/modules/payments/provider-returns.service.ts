@@ -11,7 +11,7 @@ import type { ConnectorDirectory } from '../../connectors/directory.js';
 import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
-import type { ConnectorAccountsRepo } from '../connector-accounts/connector-accounts.repo.js';
+import type { ConnectorAccountsService } from '../connector-accounts/connector-accounts.service.js';
 import type { AuthenticationService, AuthenticationView } from './authentication.service.js';
 import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
@@ -37,7 +37,7 @@ export function createProviderReturns(deps: {
   publicUrl: string;
   log: Logger;
   /** Provider webhook events already applied, by the provider's event id. */
-  webhookEvents: Pick<ConnectorAccountsRepo, 'seenEvent' | 'rememberEvent'>;
+  webhookEvents: Pick<ConnectorAccountsService, 'seenWebhookEvent' | 'rememberWebhookEvent'>;
 }) {
   const { db, repo, states, authentication, connectors, clock, publicUrl, log, webhookEvents } = deps;
 
@@ -120,10 +120,10 @@ export function createProviderReturns(deps: {
         // A redelivery of an event already applied is skipped (applying it again would change
         // nothing either: the answer goes through the same compare-and-set moves).
         const eventId = parsed.eventId;
-        if (eventId && (await webhookEvents.seenEvent(db, connectorAccountId, eventId)))
+        if (eventId && (await webhookEvents.seenWebhookEvent(connectorAccountId, eventId)))
           return { received: true };
         await states.apply(payment.id, parsed.status, { asked: false });
-        if (eventId) await webhookEvents.rememberEvent(db, connectorAccountId, eventId, clock.now());
+        if (eventId) await webhookEvents.rememberWebhookEvent(connectorAccountId, eventId);
       } else {
         log.info(
           { payment_id: payment.id, connector: connectorName, verified: parsed.verified },

@@ -6,8 +6,8 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError } from '../../domain/errors.js';
 import type { Failpoints } from '../../domain/failpoints.js';
 import type { EventsService } from '../events/events.service.js';
-import { toPayment } from '../payments/payments.model.js';
-import type { PaymentRow, PaymentsRepo } from '../payments/payments.repo.js';
+import type { PaymentsLedger } from '../payments/payments.ledger.js';
+import { type PaymentRow, toPayment } from '../payments/payments.model.js';
 import { syncDelaySeconds } from '../payments/sync-schedule.js';
 import { type RefundTrigger, refundTransition } from './refund.transitions.js';
 import { toConnectorRefund, toRefund } from './refunds.model.js';
@@ -29,7 +29,7 @@ const TRIGGERS: Partial<Record<RefundResult['outcome'], RefundTrigger>> = {
 export function createRefundExecution(deps: {
   db: Db;
   repo: RefundsRepo;
-  payments: PaymentsRepo;
+  payments: PaymentsLedger;
   events: EventsService;
   connectors: ConnectorDirectory;
   clock: Clock;

@@ -3,7 +3,7 @@ import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import type { Job } from '../../jobs/runner.js';
 import { SYNC_BATCH_SIZE, SYNC_LEASE_MS } from '../payments/payment-sync.js';
-import type { PaymentsRepo } from '../payments/payments.repo.js';
+import type { PaymentsLedger } from '../payments/payments.ledger.js';
 import type { RefundExecution } from './refund-execution.js';
 import type { RefundRow, RefundsRepo } from './refunds.repo.js';
 import type { RefundsService } from './refunds.service.js';
@@ -21,7 +21,7 @@ import type { RefundsService } from './refunds.service.js';
 export function createRefundSyncJob(deps: {
   db: Db;
   repo: RefundsRepo;
-  payments: PaymentsRepo;
+  payments: PaymentsLedger;
   refunds: RefundsService;
   execution: RefundExecution;
   clock: Clock;

@@ -2,8 +2,7 @@ import type { ConnectorRefund } from '../../connectors/connector.js';
 import { unixSeconds } from '../../domain/clock.js';
 import type { Metadata } from '../../domain/metadata.js';
 import type { PageQuery } from '../../domain/pagination.js';
-import { toConnectorPayment } from '../payments/payments.model.js';
-import type { PaymentRow } from '../payments/payments.repo.js';
+import { type PaymentRow, toConnectorPayment } from '../payments/payments.model.js';
 import type { RefundStatus } from './refund.transitions.js';
 import type { RefundRow } from './refunds.repo.js';
 

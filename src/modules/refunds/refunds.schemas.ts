@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
-import { enumParameter, filteredListQuery, Metadata, type Same } from '../../http/schemas.js';
+import { enumParameter, filteredListQuery, Metadata, oneOf, type Same } from '../../http/schemas.js';
+import { REFUND_STATUSES } from './refund.transitions.js';
 import type { CreateRefund, RefundListFilter, Refund as RefundView } from './refunds.model.js';
 
 export const CreateRefundBody = Type.Object(
@@ -39,7 +40,7 @@ export const Refund = Type.Object({
   order_id: Type.String(),
   amount: Type.Integer(),
   currency: Type.String(),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('processed'), Type.Literal('failed')]),
+  status: oneOf(REFUND_STATUSES),
   speed: Type.Union([Type.Literal('normal'), Type.Literal('instant')]),
   receipt: Type.Union([Type.String(), Type.Null()]),
   // Not Type.Record: see the payment schema.
@@ -55,7 +56,7 @@ export type Refund = Static<typeof Refund>;
 
 export const RefundListQuery = filteredListQuery({
   payment_id: Type.Optional(Type.String({ maxLength: 100, description: "Only this payment's refunds" })),
-  status: enumParameter(['pending', 'processed', 'failed'] as const, 'Only refunds in this status'),
+  status: enumParameter(REFUND_STATUSES, 'Only refunds in this status'),
 });
 export type RefundListQuery = Static<typeof RefundListQuery>;
 

@@ -6,8 +6,8 @@ import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
 import type { EventsService } from '../events/events.service.js';
 import { SYNC_LEASE_MS } from '../payments/payment-sync.js';
-import { toPayment } from '../payments/payments.model.js';
-import type { PaymentRow, PaymentsRepo } from '../payments/payments.repo.js';
+import type { PaymentsLedger } from '../payments/payments.ledger.js';
+import { type PaymentRow, toPayment } from '../payments/payments.model.js';
 import type { RefundExecution } from './refund-execution.js';
 import { type CreateRefund, type Refund, type RefundListFilter, toRefund } from './refunds.model.js';
 import type { NewRefund, RefundRow, RefundsRepo } from './refunds.repo.js';
@@ -46,7 +46,7 @@ function exceedsCaptured(payment: PaymentRow, amount: number): KoshError {
 export function createRefundsService(deps: {
   db: Db;
   repo: RefundsRepo;
-  payments: PaymentsRepo;
+  payments: PaymentsLedger;
   events: EventsService;
   execution: RefundExecution;
   ids: IdGenerator;

@@ -1,0 +1,50 @@
+import type { NextStep } from '../../connectors/connector.js';
+import type { PaymentMethod } from '../../domain/payment-methods.js';
+import type { Mode } from '../../domain/scope.js';
+import type { PaymentStatus } from './payment.transitions.js';
+
+/** A payments row as the repositories read it, and the columns they select. */
+export interface PaymentRow {
+  id: string;
+  account_id: string;
+  mode: Mode;
+  order_id: string;
+  amount: string;
+  currency: string;
+  status: PaymentStatus;
+  method: PaymentMethod;
+  bank: string | null;
+  wallet: string | null;
+  instrument_name: string;
+  email: string;
+  contact: string;
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  return_url: string;
+  connector: string;
+  connector_account_id: string | null;
+  provider_reference: string | null;
+  provider_status: string | null;
+  provider_next: NextStep | null;
+  provider_data: Record<string, unknown>;
+  bank_reference: string | null;
+  fee: string | null;
+  tax: string | null;
+  error_code: string | null;
+  error_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  captured_at: Date | null;
+  pending_at: Date | null;
+  authorised_at: Date | null;
+  refund_due: boolean;
+  amount_refunded: string;
+  sync_attempts: number;
+  next_sync_at: Date | null;
+}
+
+export const PAYMENT_COLUMNS = `id, account_id, mode, order_id, amount, currency, status, method, bank, wallet, instrument_name,
+  email, contact, name, description, metadata, return_url, connector, connector_account_id, provider_reference,
+  provider_status, provider_next, provider_data, bank_reference, fee, tax, error_code, error_reason, created_at,
+  updated_at, captured_at, pending_at, authorised_at, refund_due, amount_refunded, sync_attempts, next_sync_at`;
