@@ -1,5 +1,6 @@
 import type { Metadata } from '../../domain/metadata.js';
 import type { CreatedRange, PageQuery } from '../../domain/pagination.js';
+import type { Mode } from '../../domain/scope.js';
 import type { OrderStatus } from './order.transitions.js';
 
 /** What creating an order takes (the API's body; its schema bounds the lengths). */
@@ -33,4 +34,21 @@ export interface Order {
   bank_details: Record<string, unknown> | null;
   return_method: string;
   amount_pending: number;
+}
+
+/** An orders row as the orders repository reads it (the payments module reads orders through the orders service). */
+export interface OrderRow {
+  id: string;
+  account_id: string;
+  mode: Mode;
+  amount: string;
+  currency: string;
+  status: OrderStatus;
+  receipt: string | null;
+  metadata: Record<string, unknown>;
+  return_url: string | null;
+  return_method: string;
+  amount_paid: string;
+  bank_details: Record<string, unknown> | null;
+  created_at: Date;
 }

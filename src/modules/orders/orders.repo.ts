@@ -2,24 +2,9 @@ import type { PreparedStatement, Queryable, StatementPart } from '../../db/db.js
 import type { PageRequest } from '../../domain/pagination.js';
 import type { Mode } from '../../domain/scope.js';
 import type { OrderStatus } from './order.transitions.js';
+import type { OrderRow } from './orders.model.js';
 
-export type { OrderStatus };
-
-export interface OrderRow {
-  id: string;
-  account_id: string;
-  mode: Mode;
-  amount: string;
-  currency: string;
-  status: OrderStatus;
-  receipt: string | null;
-  metadata: Record<string, unknown>;
-  return_url: string | null;
-  return_method: string;
-  amount_paid: string;
-  bank_details: Record<string, unknown> | null;
-  created_at: Date;
-}
+export type { OrderRow, OrderStatus };
 
 const COLUMNS =
   'id, account_id, mode, amount, currency, status, receipt, metadata, return_url, return_method, amount_paid, bank_details, created_at';

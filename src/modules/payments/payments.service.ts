@@ -9,7 +9,7 @@ import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
 import { offerable } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
-import type { OrderRow } from '../orders/orders.repo.js';
+import type { OrderRow } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { actionOf, type MerchantAction, type PaymentInitiation } from './payment-initiation.js';
 import { buildAction } from './payments.actions.js';

@@ -5,7 +5,7 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError } from '../../domain/errors.js';
 import type { EventsService } from '../events/events.service.js';
 import { orderTransition } from '../orders/order.transitions.js';
-import type { OrderRow } from '../orders/orders.repo.js';
+import type { OrderRow } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { toOrder } from '../orders/orders.service.js';
 import { type PaymentTrigger, paymentTransition } from './payment.transitions.js';
