@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import type { Db } from '../../db/db.js';
 import { unixSeconds } from '../../domain/clock.js';
 import { notFound } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
@@ -87,9 +88,9 @@ export function registerKeyRoutes(
     next_cursor: null,
   });
   /** The account whose keys the request may manage: its own, or (partner) one of its merchants'. */
-  async function ownerOf(principal: Principal, mid?: string) {
+  async function ownerOf(principal: Principal, mid?: string, on?: Db) {
     if (mid === undefined) return principal.accountId;
-    return (await deps.merchants.get(principal, mid)).id;
+    return (await deps.merchants.get(principal, mid, on)).id;
   }
 
   const routes = [
@@ -144,7 +145,7 @@ export function registerKeyRoutes(
         deps.keyed(request, reply, async (work) => {
           const principal = principalOf(request);
           const params = request.params as { mid?: string; key: string };
-          const owner = await ownerOf(principal, params.mid);
+          const owner = await ownerOf(principal, params.mid, work.db);
           // Only a key of the request's mode: a test key never touches live keys.
           const overlap = request.body?.overlap_seconds ?? 86_400;
           const rolled = await deps.accounts.rollKey(owner, params.key, overlap, principal.mode, work.db);

@@ -93,7 +93,7 @@ export function registerEventRoutes(
     async (request, reply) =>
       keyed(request, reply, async (work) => {
         const principal = principalOf(request);
-        const event = await events.get(principal, request.params.id);
+        const event = await events.get(principal, request.params.id, work.db);
         return webhooks.redeliver(principal, event, request.body.endpoint_id, work.db);
       }),
   );

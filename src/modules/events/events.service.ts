@@ -58,8 +58,8 @@ export function createEventsService(deps: { db: Db; repo: EventsRepo; ids: IdGen
       });
     },
 
-    async get(scope: Scope, id: string): Promise<Event> {
-      const row = looksLikeId('evt', id) ? await repo.find(db, scope.accountId, scope.mode, id) : undefined;
+    async get(scope: Scope, id: string, on: Queryable = db): Promise<Event> {
+      const row = looksLikeId('evt', id) ? await repo.find(on, scope.accountId, scope.mode, id) : undefined;
       if (!row) throw notFound('event', id);
       return toEvent(row);
     },

@@ -150,8 +150,8 @@ export function createMerchantsService(deps: {
       });
     },
 
-    async get(scope: Scope, merchantId: string): Promise<Merchant> {
-      return merchantView(db, repos, await owned(db, scope, merchantId));
+    async get(scope: Scope, merchantId: string, on: Queryable = db): Promise<Merchant> {
+      return merchantView(on, repos, await owned(on, scope, merchantId));
     },
 
     async list(scope: Scope, query: { limit?: number; cursor?: string }): Promise<Page<Merchant>> {

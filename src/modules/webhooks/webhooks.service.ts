@@ -105,11 +105,16 @@ export function createWebhooksService(deps: {
   }
 
   /** A page of the event's deliveries, newest first, each with every attempt. */
-  async function deliveriesOf(scope: Scope, eventId: string, query: PageQuery = {}): Promise<Page<Delivery>> {
+  async function deliveriesOf(
+    scope: Scope,
+    eventId: string,
+    query: PageQuery = {},
+    handle: Queryable = db,
+  ): Promise<Page<Delivery>> {
     const page = pageRequest('msg', query);
-    const rows = await deliveries.listForEvent(db, scope.accountId, scope.mode, eventId, page);
+    const rows = await deliveries.listForEvent(handle, scope.accountId, scope.mode, eventId, page);
     const attempts = await deliveries.attemptsFor(
-      db,
+      handle,
       scope.accountId,
       scope.mode,
       rows.slice(0, page.limit).map((row) => row.id),
@@ -259,7 +264,7 @@ export function createWebhooksService(deps: {
     ): Promise<Page<Delivery>> {
       let endpoints: EndpointRow[];
       if (endpointId !== undefined) {
-        const endpoint = await owned(scope, endpointId);
+        const endpoint = await owned(scope, endpointId, on);
         if (!endpoint.enabled) {
           throw new KoshError(
             'webhook_endpoint_disabled',
@@ -283,7 +288,7 @@ export function createWebhooksService(deps: {
         );
       }
       // One delivery per endpoint, and an account may have many endpoints: answer one page.
-      return deliveriesOf(scope, event.id, { limit: MAX_PAGE_SIZE });
+      return deliveriesOf(scope, event.id, { limit: MAX_PAGE_SIZE }, on);
     },
 
     /** One fan-out batch: new events become deliveries. Safe to run in any number of processes. */
