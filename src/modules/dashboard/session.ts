@@ -86,10 +86,9 @@ export function registerSessionRoutes(app: App, deps: DashboardDeps): SignedInOp
   const signedIn = async (request: FastifyRequest, reply: FastifyReply) => {
     const token = cookieToken(request, SESSION_COOKIE);
     const session = await users.session(token);
-    if (!session || !token) {
-      if (request.method === 'GET') return seeOther(reply, `${DASHBOARD}/login/`);
-      throw new KoshError('authentication_required', 'Your session has ended; log in again.');
-    }
+    // No session (none sent, ended, or a cookie Kosh did not issue): every page and every form
+    // post goes to the login page.
+    if (!session || !token) return seeOther(reply, `${DASHBOARD}/login/`);
     if (request.method === 'POST' && !users.csrfMatches(token, (request.body as { csrf?: unknown })?.csrf)) {
       throw new KoshError('invalid_field', 'The form has expired; reload the page and try again.', 'csrf');
     }
