@@ -96,12 +96,12 @@ async function captureResponse(
 /**
  * What a keyed handler works with. `db` is where its writes go: for an atomic keyed request, the
  * key's transaction, so that the work and the stored response commit together; otherwise the pool.
- * `ids` makes its objects: for a phased keyed request, ids derived from the key, so that a retry
- * after a crash resumes the same objects.
+ * `ids`, only for a phased keyed request: ids derived from the key, so that a retry after a crash
+ * resumes the same objects (a service given them first looks for what a dead attempt made).
  */
 export interface UnitOfWork {
   db: Db;
-  ids: IdGenerator;
+  ids?: IdGenerator;
 }
 
 /**
@@ -115,8 +115,8 @@ export interface UnitOfWork {
  *
  *     async (request, reply) => keyed(request, reply, (work) => orders.create(scope, body, work.db))
  */
-export function createKeyed(deps: { idempotency: IdempotencyService; db: Db; ids: IdGenerator }) {
-  const plain: UnitOfWork = { db: deps.db, ids: deps.ids };
+export function createKeyed(deps: { idempotency: IdempotencyService; db: Db }) {
+  const plain: UnitOfWork = { db: deps.db };
   return async function keyed<T>(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -134,7 +134,7 @@ export function createKeyed(deps: { idempotency: IdempotencyService; db: Db; ids
     }
     const fingerprint = fingerprintOf(request);
     const result = await deps.idempotency.execute(request.principal, key, fingerprint, mode, (claimed) => {
-      const unit = mode === 'atomic' ? { db: claimed.db, ids: deps.ids } : { db: deps.db, ids: claimed.ids };
+      const unit = mode === 'atomic' ? { db: claimed.db } : { db: deps.db, ids: claimed.ids };
       return captureResponse(() => work(unit), request, reply);
     });
     const { status, headers, body } = result.response;

@@ -224,7 +224,7 @@ export async function buildServer(container: Container): Promise<App> {
   registerErrorDocs(app);
   // Keyed POST routes run their work through `keyed` (./idempotency.ts): the unit of work it
   // hands them (the key's transaction, or the ids of a phased request) goes to the service call.
-  const keyed = createKeyed({ idempotency: services.idempotency, db: container.db, ids: container.ids });
+  const keyed = createKeyed({ idempotency: services.idempotency, db: container.db });
   registerOrderRoutes(app, services.orders, keyed);
   registerMethodsRoutes(app, services.methods, container.connectors);
   registerPaymentRoutes(app, services.payments, keyed);
