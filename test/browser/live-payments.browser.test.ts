@@ -1,15 +1,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyReturn } from '../../src/modules/payments/return-signature.js';
-import { type LaunchedBrowser, launchBrowser, merchantReturn } from '../helpers/browser.js';
+import {
+  BROWSER_TEST_TIMEOUT_MS,
+  type LaunchedBrowser,
+  launchBrowser,
+  merchantReturn,
+} from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { fakepayAccount } from '../helpers/fakepay/connector.js';
 import { Fakepay } from '../helpers/fakepay/server.js';
 import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { paymentBody } from '../helpers/payments.js';
 import { freePort } from '../helpers/process.js';
+
+vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
 /**
  * A live payment walked by a real browser: Kosh's authentication page hands the browser to the

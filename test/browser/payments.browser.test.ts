@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMerchant } from '../../examples/merchant/app.js';
-import { type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { freePort } from '../helpers/process.js';
@@ -52,7 +52,7 @@ const WALKED = new Set(['ICIC', 'payzapp']);
  * files; at vitest's default of five, a walk that takes 3 s alone took up to 19 s while the CLI and
  * dashboard files ran beside it, and now and then more than the test's 30 s (docs/testing.md).
  */
-vi.setConfig({ maxConcurrency: 3 });
+vi.setConfig({ maxConcurrency: 3, testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
 for (const kind of DATABASE_KINDS) {
   // The cases are independent payments, each in its own page: they run at once (the browser and

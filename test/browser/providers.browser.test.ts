@@ -1,17 +1,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CASHFREE_ERRORS } from '../../src/connectors/cashfree/cashfree.tables.js';
 import { RAZORPAY_ERRORS } from '../../src/connectors/razorpay/razorpay.tables.js';
 import { verifyReturn } from '../../src/modules/payments/return-signature.js';
-import { type LaunchedBrowser, launchBrowser, merchantReturn } from '../helpers/browser.js';
+import {
+  BROWSER_TEST_TIMEOUT_MS,
+  type LaunchedBrowser,
+  launchBrowser,
+  merchantReturn,
+} from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { paymentBody } from '../helpers/payments.js';
 import { freePort } from '../helpers/process.js';
 import { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
 import { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
+
+vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
 /**
  * A merchant's live provider account walked by a real browser, for each provider (its local fake):

@@ -25,6 +25,13 @@ const FLAGS = [
  */
 export const STEP_TIMEOUT_MS = 15_000;
 
+/**
+ * A browser test's whole limit (each browser file sets it with `vi.setConfig`): several steps'
+ * worth, so that when a test stalls, the step that stalled fails with its own message, and the
+ * bare "Test timed out" is never what a browser test reports.
+ */
+export const BROWSER_TEST_TIMEOUT_MS = 4 * STEP_TIMEOUT_MS;
+
 export interface LaunchedBrowser {
   context: BrowserContext;
   close(): Promise<void>;
