@@ -178,15 +178,29 @@ export interface Connector {
    * functions of the payment, so they cannot be lost halfway and need no recovery point.
    */
   readonly local?: boolean;
-  /** Starts the payment at the provider; Kosh's payment row is already committed. */
+  /**
+   * Starts the payment at the provider; Kosh's payment row is already committed. Safe to call
+   * again: Kosh calls it once more (the customer reopening Kosh's page) whenever the last answer
+   * was not one it could read, and the provider may have done the work. It finds what earlier
+   * calls made under Kosh's payment id and never makes a second provider order; it continues an
+   * attempt whose browser step it can still give, or starts a fresh attempt on the same order.
+   */
   initiate(payment: ConnectorPayment): Promise<InitiateResult>;
-  /** For a `browser` next step: starts the payment now that the browser is here. */
+  /**
+   * For a `browser` next step: starts the payment now that the browser is here. Safe to call
+   * again, as `initiate`: a fresh attempt goes on the same provider order.
+   */
   continueInBrowser?(payment: ConnectorPayment, browser: BrowserDetails): Promise<InitiateResult>;
   /** Reads and verifies what the provider sent back with the browser. */
   handleReturn?(payment: ConnectorPayment, browserReturn: BrowserReturn): Promise<ReturnResult>;
   /** Verifies and reads a provider's own webhook. */
   parseWebhook?(webhook: ProviderWebhook): Promise<WebhookResult>;
-  /** Asks the provider for the payment's current outcome (mapped through the connector's table). */
+  /**
+   * Asks the provider for the payment's current outcome (mapped through the connector's table). An
+   * attempt whose start answer Kosh never recorded was never shown to the customer (Kosh records
+   * the answer before it sends the browser on): unless it took the money, it is `not_started`,
+   * never `pending` or `failed`, so that the customer can still finish the payment.
+   */
   status(payment: ConnectorPayment): Promise<StatusResult>;
   /**
    * Asks the provider to refund (part of) a payment; the refund id is the provider's idempotency

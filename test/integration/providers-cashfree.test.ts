@@ -10,8 +10,9 @@ beforeAll(async () => {
 });
 afterAll(() => fake?.close());
 
-const ENDPOINTS: Record<Phase, 'create' | 'status' | 'refund'> = {
+const ENDPOINTS: Record<Phase, 'create' | 'pay' | 'status' | 'refund'> = {
   initiate: 'create',
+  pay: 'pay',
   status: 'status',
   refund: 'refund',
 };
@@ -45,7 +46,11 @@ providerSuite(() => ({
   },
   settleRefunds: () => fake.settleRefunds('SUCCESS'),
   refundsMadeFor: (refundId) => fake.refundsFor(refundId).length,
-  attemptsFor: (paymentId) => fake.ordersFor(paymentId).length,
+  ordersFor: (paymentId) => fake.ordersFor(paymentId).length,
+  attemptsFor: (paymentId) =>
+    fake
+      .ordersFor(paymentId)
+      .flatMap((order) => order.payments.map((attempt) => ({ captured: attempt.status === 'SUCCESS' }))),
   sendForgedWebhook: (paymentId) => fake.sendWebhook(orderOf(paymentId), { signature: 'Zm9yZ2Vk' }),
   close: () => fake.close(),
 }));

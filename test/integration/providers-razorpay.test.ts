@@ -10,8 +10,9 @@ beforeAll(async () => {
 });
 afterAll(() => fake?.close());
 
-const ENDPOINTS: Record<Phase, 'order' | 'status' | 'refund'> = {
+const ENDPOINTS: Record<Phase, 'order' | 'pay' | 'status' | 'refund'> = {
   initiate: 'order',
+  pay: 'pay',
   status: 'status',
   refund: 'refund',
 };
@@ -48,7 +49,8 @@ providerSuite(() => ({
   },
   settleRefunds: () => fake.settleRefunds('processed'),
   refundsMadeFor: (refundId) => fake.refundsFor(refundId).length,
-  attemptsFor: (paymentId) => fake.ordersFor(paymentId).length,
+  ordersFor: (paymentId) => fake.ordersFor(paymentId).length,
+  attemptsFor: (paymentId) => fake.ordersFor(paymentId).flatMap((order) => fake.paymentsFor(order.id)),
   sendForgedWebhook: (paymentId) => fake.sendWebhook(paymentOf(paymentId), { signature: 'f'.repeat(64) }),
   close: () => fake.close(),
 }));

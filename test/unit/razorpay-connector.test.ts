@@ -547,6 +547,22 @@ describe('Razorpay connector against FakeRazorpay', () => {
       });
     });
 
+    it("an attempt Kosh never recorded is not the customer's: created or failed, it is not_started", async () => {
+      const payment = newPayment();
+      const started = record(payment, expectStarted(await connector.initiate(payment)));
+      for (const choice of ['created', 'failure'] as const) {
+        fake.faults.pay = 'garbage';
+        expect((await continueWith(connector, started, BROWSER)).outcome).toBe('unknown');
+        fake.faults = {};
+        const [attempt] = fake.paymentsFor(started.provider.reference as string).slice(-1);
+        if (choice === 'failure' && attempt) fake.decide(attempt, 'failure');
+        expect(await connector.status(started)).toMatchObject({
+          outcome: 'not_started',
+          rawStatus: 'attempt_not_shown',
+        });
+      }
+    });
+
     it('asks the order for its best attempt when the payment id is not known', async () => {
       const { payment, url } = await toBank();
       await atBank(url, 'success');
@@ -617,15 +633,20 @@ describe('Razorpay connector against FakeRazorpay', () => {
       },
     );
 
-    it('verifies the signed payment.failed sent after the return', async () => {
+    it('verifies the signed payment.failed sent after the return, and has Kosh ask about it', async () => {
       fake.webhookTiming = 'after';
       const { payment, url } = await toBank();
       await atBank(url, 'failure');
       await expect.poll(() => received.length, { timeout: 3_000 }).toBe(1);
+      // It may be about an attempt the customer never saw: Kosh asks about the one it recorded.
       expect(await parse(received[0] as (typeof received)[number])).toMatchObject({
         verified: true,
         paymentId: payment.id,
-        status: { outcome: 'failed', errorCode: 'payment_declined' },
+        status: null,
+      });
+      expect(await connector.status(payment)).toMatchObject({
+        outcome: 'failed',
+        errorCode: 'payment_declined',
       });
     });
 
@@ -830,9 +851,23 @@ describe('Razorpay connector against FakeRazorpay', () => {
         fake.faults.pay = fault;
         const result = await continueWith(connector, started, BROWSER);
         expect(result.outcome).toBe('unknown');
-        expect(fake.paymentsFor(started.provider.reference as string)).toHaveLength(1);
+        const orderId = started.provider.reference as string;
+        expect(fake.paymentsFor(orderId)).toHaveLength(1);
         fake.faults = {};
-        expect((await connector.status(started)).outcome).toBe('pending');
+        // The customer never saw that attempt: nothing they did is at Razorpay yet.
+        expect(await connector.status(started)).toMatchObject({
+          outcome: 'not_started',
+          rawStatus: 'attempt_not_shown',
+          reference: orderId,
+        });
+        // Called again, a fresh attempt on the same order takes the customer to the bank.
+        const again = expectStarted(await continueWith(connector, started, BROWSER));
+        expect(again.reference).toBe(orderId);
+        if (again.next.kind !== 'redirect') throw new Error(`expected a redirect, got ${again.next.kind}`);
+        await atBank(again.next.url, 'success');
+        expect(await connector.status(record(started, again))).toMatchObject({ outcome: 'captured' });
+        expect(fake.ordersFor(started.id)).toHaveLength(1);
+        expect(fake.paymentsFor(orderId).map((attempt) => attempt.status)).toEqual(['created', 'captured']);
         return;
       }
       const { payment, url } = await toBank();

@@ -29,6 +29,7 @@ import {
 } from './razorpay.shapes.js';
 import {
   type KoshFailure,
+  RAZORPAY_ATTEMPT_PREFERENCE,
   RAZORPAY_BANKS,
   RAZORPAY_DEFAULT_ERROR,
   RAZORPAY_ERRORS,
@@ -108,15 +109,29 @@ async function findOrder(client: RazorpayClient, payment: ConnectorPayment): Pro
   return { kind: 'found', order };
 }
 
-/** The newest word on an order: its best payment attempt, or `not_started` when it has none. */
+/**
+ * The word on an order when Kosh recorded none of its payment attempts: an attempt whose create
+ * answer was lost never sent the customer anywhere (Kosh records the answer before the browser
+ * moves on), so only one that took money speaks for the payment. Otherwise the customer has done
+ * nothing at Razorpay yet (`not_started`): Kosh's page stays open, and its next visit makes a fresh
+ * attempt on the same order. An abandoned attempt that Razorpay later fails is not the customer's
+ * failure either.
+ */
 async function orderStatus(client: RazorpayClient, orderId: string): Promise<StatusResult> {
   const answer = await client.orderPayments(orderId);
   if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
   if (answer.status !== 200) return { outcome: 'unknown', reason: unreadable(answer) };
   const items = itemsOf(answer.body);
   if (!items) return { outcome: 'unknown', reason: 'order payments: no items' };
-  if (items.length === 0) return { outcome: 'not_started', rawStatus: 'no_payment', reference: orderId };
-  return razorpayPaymentStatus(attemptFor(items));
+  const tookMoney = items.filter((item) =>
+    RAZORPAY_ATTEMPT_PREFERENCE.includes(stringField(item, 'status') ?? ''),
+  );
+  if (tookMoney.length > 0) return razorpayPaymentStatus(attemptFor(tookMoney));
+  return {
+    outcome: 'not_started',
+    rawStatus: items.length === 0 ? 'no_payment' : 'attempt_not_shown',
+    reference: orderId,
+  };
 }
 
 /** The Razorpay payment that took the money, which is what a refund is made on. */

@@ -159,7 +159,9 @@ export const RAZORPAY_UNCAPTURED_REFUND: KoshFailure = {
 
 /**
  * Which of an order's payment attempts speaks for it, best first: the one that took the money,
- * then one the bank authorised; otherwise the newest attempt.
+ * then one the bank authorised. When Kosh recorded none of the order's attempts (their create
+ * answers were lost, so the customer never saw them), only these count: `created` is an attempt
+ * nobody is at, and `failed` one Razorpay gave up on without the customer.
  */
 export const RAZORPAY_ATTEMPT_PREFERENCE: readonly string[] = ['captured', 'refunded', 'authorized'];
 

@@ -131,10 +131,14 @@ export function parseRazorpayWebhook(webhook: ProviderWebhook, webhookSecret: st
   }
   const event = stringField(body, 'event') ?? '';
   const aboutPayment = event.startsWith('payment.') || event === 'order.paid';
+  const status = aboutPayment && payment ? razorpayPaymentStatus(payment) : null;
   return {
     verified: true,
     eventId: text(header(webhook.headers, 'x-razorpay-event-id')) ?? null,
     paymentId,
-    status: aboutPayment && payment ? razorpayPaymentStatus(payment) : null,
+    // A failure may be of an attempt the customer never saw (its create answer was lost, and
+    // Razorpay fails an attempt nobody is at after its own timeout): Kosh asks `status`, which
+    // knows the attempt Kosh sent the customer to. What took the money is taken as it is.
+    status: status?.outcome === 'failed' ? null : status,
   };
 }

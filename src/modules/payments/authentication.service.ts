@@ -102,8 +102,9 @@ export function createAuthenticationService(deps: {
       let payment = await load(paymentId);
       if (payment.status !== 'created') return returnView(payment);
       const connector = await connectors.forPayment(payment);
-      // The provider's answer to the start was lost (a timeout): ask it again; the reference is
-      // Kosh's payment id, so the provider never holds two payments for it.
+      // The provider's answer to the start was lost (a timeout, an unreadable page): start again.
+      // Both calls are safe to repeat (docs/connectors.md): the provider finds its order by Kosh's
+      // payment id and continues it or makes a fresh attempt on it, never a second order.
       if (!payment.provider_next) payment = await initiation.start(payment, connector);
       if (payment.provider_next?.kind === 'browser') {
         payment = await initiation.continueInBrowser(payment, connector, browser);

@@ -6,9 +6,17 @@ import { describeEachDatabase, type TestAccount } from '../harness.js';
 import { paymentBody } from '../payments.js';
 import { drain } from '../webhook-events.js';
 import { verifyWebhook } from '../webhook-receiver.js';
+import { BROWSER_HEADERS, RETURN_URL, walk } from './browser.js';
 
 export type Fault = 'timeout' | 'bad_gateway_html' | 'garbage' | 'reset';
-export type Phase = 'initiate' | 'status' | 'refund';
+/**
+ * The provider's calls a fault can hit: `initiate` makes the provider's order for a payment (Kosh's
+ * S2S call), `pay` makes a payment attempt on that order (its answer says where the bank page is),
+ * `status` asks about a payment, `refund` makes a refund.
+ */
+export type Phase = 'initiate' | 'pay' | 'status' | 'refund';
+/** The phases a test may leave a fault on. */
+const PHASES: readonly Phase[] = ['initiate', 'pay', 'status', 'refund'];
 
 /** What the shared suite needs of a local fake provider. */
 export interface ProviderUnderTest {
@@ -30,101 +38,28 @@ export interface ProviderUnderTest {
   settleRefunds(): void;
   /** How many refunds the fake made for a Kosh refund id. */
   refundsMadeFor(refundId: string): number;
-  /** How many provider-side orders or payments exist for a Kosh payment. */
-  attemptsFor(paymentId: string): number;
+  /** How many orders the provider holds for a Kosh payment. */
+  ordersFor(paymentId: string): number;
+  /** The provider's payment attempts on those orders, and whether each took the money. */
+  attemptsFor(paymentId: string): { captured: boolean }[];
   /** Sends the provider's webhook for this Kosh payment again, with a signature that is wrong. */
   sendForgedWebhook(paymentId: string): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
-const RETURN_URL = 'https://merchant.example/return';
 const MERCHANT_HOOKS = 'https://merchant.example/kosh/webhooks';
 /** The webhook requests Kosh sent (see the sender below). */
 const sent: SendRequest[] = [];
-const decode = (text: string) =>
-  text
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-
-/** The first POST form of a page: its target and its hidden fields. */
-function formOf(html: string, base: string): { action: string; fields: Record<string, string> } | undefined {
-  const form = /<form[^>]*method="POST"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
-  if (!form) return undefined;
-  const fields: Record<string, string> = {};
-  for (const input of (form[2] ?? '').matchAll(/<input[^>]*>/g)) {
-    const name = /name="([^"]*)"/.exec(input[0])?.[1];
-    const value = /value="([^"]*)"/.exec(input[0])?.[1] ?? '';
-    if (name !== undefined) fields[decode(name)] = decode(value);
-  }
-  return { action: new URL(decode(form[1] as string), base).toString(), fields };
-}
-
-/**
- * A customer's browser, well enough for the live flow: follows redirects and auto-submitting forms
- * from Kosh's authentication page to the provider's bank page, decides there, and follows the way
- * back until Kosh sends it to the merchant's return_url (whose signed POST fields it returns, or
- * undefined when the provider sends nobody back).
- */
-async function walk(
-  start: string,
-  choice: 'success' | 'failure',
-  /** Kosh's public URL and where this Kosh listens (the harness's public URL is not a listener). */
-  kosh: { publicUrl: string; listening: string },
-): Promise<Record<string, string> | undefined> {
-  let request: { url: string; init: RequestInit } = {
-    url: start,
-    init: {
-      headers: { 'user-agent': 'Mozilla/5.0 (Kosh tests)', referer: 'https://merchant.example/checkout' },
-    },
-  };
-  let decided = false;
-  for (let step = 0; step < 12; step++) {
-    if (request.url.startsWith(kosh.publicUrl))
-      request.url = kosh.listening + request.url.slice(kosh.publicUrl.length);
-    const response = await fetch(request.url, { ...request.init, redirect: 'manual' });
-    const html = await response.text();
-    if (response.status >= 300 && response.status < 400) {
-      request = { url: new URL(String(response.headers.get('location')), request.url).toString(), init: {} };
-      continue;
-    }
-    expect(response.status, `${request.url}: ${html.slice(0, 300)}`).toBe(200);
-    const bank = /\/bank\/([A-Za-z0-9_]+)$/.exec(new URL(request.url).pathname);
-    if (bank && !decided) {
-      decided = true;
-      request = {
-        url: new URL(`/bank/${bank[1]}/decide`, request.url).toString(),
-        init: {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: `choice=${choice}`,
-        },
-      };
-      continue;
-    }
-    const form = formOf(html, request.url);
-    if (!form) return undefined;
-    if (form.action.startsWith(RETURN_URL)) return form.fields;
-    request = {
-      url: form.action,
-      init: {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(form.fields).toString(),
-      },
-    };
-  }
-  throw new Error(`the browser walk from ${start} did not end`);
-}
 
 /**
  * The acceptance of a live connector (docs/connectors.md), over real HTTP against its local fake,
  * on both databases: a merchant's live key adds its provider account, and net banking and wallet
  * payments go through Kosh's authentication page to the provider and back; webhooks before, after
  * and instead of the return capture once; a forged one changes nothing; refunds; and the provider
- * down, slow, answering HTML or garbage on each call, with the reconciler finishing afterwards.
+ * down, slow, answering HTML or garbage on each call, with the reconciler finishing afterwards. When
+ * the answer to the start is lost after the provider made the order and its payment attempt, the
+ * same customer resumes from Kosh's page once the provider answers again: every connector's
+ * `initiate` and `continueInBrowser` are safe to call again (docs/connectors.md).
  */
 export function providerSuite(provider: () => ProviderUnderTest) {
   describeEachDatabase(
@@ -176,7 +111,7 @@ export function providerSuite(provider: () => ProviderUnderTest) {
 
       // A test that fails midway leaves no fault behind for the next.
       afterEach(() => {
-        for (const phase of ['initiate', 'status', 'refund'] as const) fake().setFault(phase, undefined);
+        for (const phase of PHASES) fake().setFault(phase, undefined);
         fake().setWebhookTiming('after');
         fake().setRefundOutcome('processed');
         if (providerWebhooks) fake().setWebhookUrl(providerWebhooks);
@@ -247,7 +182,7 @@ export function providerSuite(provider: () => ProviderUnderTest) {
           // The provider's webhook follows the return; it changes nothing more.
           await new Promise((resolve) => setTimeout(resolve, 600));
           expect(await events(paymentId, 'payment.captured')).toBe(1);
-          expect(fake().attemptsFor(paymentId)).toBe(1);
+          expect(fake().ordersFor(paymentId)).toBe(1);
           await drain(harness());
           // What Kosh sent to the merchant's https endpoint, verified as its receiver would.
           const delivered = sent.map((request) => {
@@ -344,7 +279,38 @@ export function providerSuite(provider: () => ProviderUnderTest) {
           fake().setFault('initiate', undefined);
           await walkFrom(page(paymentId), 'success');
           expect((await payment(paymentId)).status).toBe('captured');
-          expect(fake().attemptsFor(paymentId)).toBe(1);
+          expect(fake().ordersFor(paymentId)).toBe(1);
+        });
+
+        it(`provider ${fault} after it made the order and its payment attempt: the customer resumes from Kosh's page, pays once, captured once`, async () => {
+          fake().setWebhookTiming('after');
+          fake().setFault('pay', fault);
+          const { paymentId, orderId } = await start();
+          // The customer arrives while the provider's answers are lost: there is no bank page to
+          // send them to yet, and they are not sent back to the merchant either.
+          const early = await fetch(page(paymentId), { headers: BROWSER_HEADERS, redirect: 'manual' });
+          const earlyPage = await early.text();
+          expect(early.status, earlyPage.slice(0, 300)).toBe(503);
+          expect(earlyPage).not.toContain(RETURN_URL);
+          expect(fake().attemptsFor(paymentId).length).toBeGreaterThan(0);
+          // The provider answers again; the reconciler asks about what it made: nothing the
+          // customer did, so the payment stays open for them.
+          fake().setFault('pay', undefined);
+          await sync();
+          expect((await payment(paymentId)).status).toBe('created');
+          const fields = await walkFrom(page(paymentId), 'success');
+          expect(fields).toMatchObject({ payment_id: paymentId, order_id: orderId, status: 'captured' });
+          // The provider's webhook and later questions change nothing more.
+          await new Promise((resolve) => setTimeout(resolve, 600));
+          await sync();
+          expect(await payment(paymentId)).toMatchObject({ status: 'captured', amount: 5050 });
+          expect(await events(paymentId, 'payment.captured')).toBe(1);
+          expect(fake().ordersFor(paymentId)).toBe(1);
+          expect(
+            fake()
+              .attemptsFor(paymentId)
+              .filter((attempt) => attempt.captured),
+          ).toHaveLength(1);
         });
 
         it(`provider ${fault} on status: nothing failed; the reconciler captures it once it recovers`, async () => {
