@@ -90,9 +90,9 @@ describeEachDatabase('live methods before and after the partner chooses', (harne
     const methods = await liveMethods();
     expect(methods.netbanking).toEqual(expected.netbanking);
     expect(methods.wallet).toEqual(expected.wallet);
-    // A catalogue bank the provider does not map is not offered.
-    const untaken = SANDBOX_BANKS.find((bank) => !cashfree.netbanking.includes(bank.code));
-    if (untaken) expect(methods.netbanking[untaken.code]).toBeUndefined();
+    // What the provider does not map is not offered (Cashfree takes no PayZapp).
+    expect(cashfree.wallet).not.toContain('payzapp');
+    expect(methods.wallet.payzapp).toBeUndefined();
     expect(await stored()).toBeNull();
     // The dashboard's settings page in live mode lists the same banks and wallets.
     const settings = await liveSettingsPage();
