@@ -13,7 +13,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { sandboxMethods } from '../src/modules/methods/methods.js';
+import { catalogueMethods } from '../src/modules/methods/methods.js';
 import { CreateOrderBody } from '../src/modules/orders/orders.schemas.js';
 
 const port = Number(process.env.BASELINE_PORT ?? 3900);
@@ -52,7 +52,7 @@ async function serve(pool: pg.Pool): Promise<void> {
   const app = Fastify({ logger: false });
   let counter = 0;
   const prefix = `${process.pid.toString(36)}_`;
-  const methods = JSON.stringify({ entity: 'methods', ...sandboxMethods() });
+  const methods = JSON.stringify({ entity: 'methods', ...catalogueMethods() });
 
   app.post('/orders', { schema: { body: CreateOrderBody } }, async (request) => {
     const body = request.body as { amount: number; currency: string; receipt?: string; metadata?: object };

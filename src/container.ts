@@ -148,7 +148,7 @@ function wireServices(db: Db, shared: Shared) {
   const { config, clock, ids, pepper, resolver, connectors, caches, repos, log } = shared;
   const { publicUrl } = config;
   const deadlines = config.payments;
-  const methods = createMethodsService({ db, repo: repos.methods, cache: caches.methods });
+  const methods = createMethodsService({ db, repo: repos.methods, cache: caches.methods, connectors });
   const accounts = createAccountsService({
     db,
     repo: repos.accounts,
@@ -208,6 +208,7 @@ function wireServices(db: Db, shared: Shared) {
     clock,
     keyring: shared.keyring,
     publicUrl,
+    methods,
   });
   const providerReturns = createProviderReturns({
     db,

@@ -1,19 +1,23 @@
 import type { ProviderSettings } from '../config.js';
 import { createCashfreeConnector } from './cashfree/cashfree.connector.js';
+import { CASHFREE_BANKS, CASHFREE_WALLETS } from './cashfree/cashfree.tables.js';
 import type { Connector } from './connector.js';
 import { createRazorpayConnector } from './razorpay/razorpay.connector.js';
+import { RAZORPAY_BANKS, RAZORPAY_WALLETS } from './razorpay/razorpay.tables.js';
 
 /**
  * The payment providers a merchant can bring its own account of (docs/connectors.md): the
  * credential fields each takes (the public ones are shown back; the secret ones are stored
- * encrypted and shown only as their last four characters), and how its connector is made.
- * Adding a provider is adding an entry here.
+ * encrypted and shown only as their last four characters), the banks and wallets it takes, and
+ * how its connector is made. Adding a provider is adding an entry here.
  */
 export interface ProviderKind {
   /** The provider's name in sentences (the API's descriptions). */
   label: string;
   publicFields: readonly string[];
   secretFields: readonly string[];
+  /** The Kosh bank and wallet codes its connector takes (the connector's `methods`, from its tables). */
+  methods: { netbanking: readonly string[]; wallet: readonly string[] };
   create(credentials: Record<string, string>, settings: ProviderSettings): Connector;
 }
 
@@ -23,6 +27,7 @@ export const PROVIDERS = {
     publicFields: ['client_id'],
     // Cashfree signs its webhooks with the client secret.
     secretFields: ['client_secret'],
+    methods: { netbanking: Object.keys(CASHFREE_BANKS), wallet: Object.keys(CASHFREE_WALLETS) },
     create: (credentials, settings) =>
       createCashfreeConnector({
         baseUrl: settings.cashfreeBaseUrl,
@@ -37,6 +42,7 @@ export const PROVIDERS = {
     label: 'Razorpay',
     publicFields: ['key_id'],
     secretFields: ['key_secret', 'webhook_secret'],
+    methods: { netbanking: RAZORPAY_BANKS, wallet: Object.keys(RAZORPAY_WALLETS) },
     create: (credentials, settings) =>
       createRazorpayConnector({
         baseUrl: settings.razorpayBaseUrl,

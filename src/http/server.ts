@@ -226,7 +226,7 @@ export async function buildServer(container: Container): Promise<App> {
   // hands them (the key's transaction, or the ids of a phased request) goes to the service call.
   const keyed = createKeyed({ idempotency: services.idempotency, db: container.db });
   registerOrderRoutes(app, services.orders, keyed);
-  registerMethodsRoutes(app, services.methods, container.connectors);
+  registerMethodsRoutes(app, services.methods);
   registerPaymentRoutes(app, services.payments, keyed);
   registerRefundRoutes(app, services.refunds, keyed);
   registerDashboardRoutes(app, {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, expect, it } from 'vitest';
+import { PROVIDERS, type ProviderName } from '../../src/connectors/registry.js';
+import { SANDBOX_BANKS, SANDBOX_WALLETS } from '../../src/connectors/sandbox/catalogue.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { paymentBody } from '../helpers/payments.js';
 
@@ -19,6 +21,19 @@ describeEachDatabase('connector accounts', (harness) => {
   });
 
   const secret = () => `cfsk_ma_prod_${randomBytes(12).toString('hex')}`;
+  const catalogueTakenBy = (name: ProviderName) => ({
+    netbanking: Object.fromEntries(
+      SANDBOX_BANKS.filter((bank) => PROVIDERS[name].methods.netbanking.includes(bank.code)).map((bank) => [
+        bank.code,
+        bank.label,
+      ]),
+    ),
+    wallet: Object.fromEntries(
+      SANDBOX_WALLETS.filter((wallet) => PROVIDERS[name].methods.wallet.includes(wallet.code)).map(
+        (wallet) => [wallet.code, wallet.label],
+      ),
+    ),
+  });
   const add = (account: TestAccount, json: unknown) =>
     harness().request('POST', '/v1/connector-accounts/', { auth: account, json });
   const rows = async (accountId: string) =>
@@ -121,6 +136,8 @@ describeEachDatabase('connector accounts', (harness) => {
       credentials: { client_id: 'CF_LIVE_1234', client_secret_last4: clientSecret.slice(-4) },
       created_at: expect.any(Number),
       disabled_at: null,
+      // No live methods chosen yet: every bank and wallet of the catalogue that Cashfree takes.
+      methods: catalogueTakenBy('cashfree'),
     });
     expect(response.body).not.toContain(clientSecret);
     // Stored sealed: the secret is nowhere in the row.
@@ -171,6 +188,9 @@ describeEachDatabase('connector accounts', (harness) => {
     const offered = (await harness().request('GET', '/v1/payments/methods/', { auth: live })).json();
     expect(offered.netbanking).toEqual({ HDFC: 'HDFC Bank', ICIC: 'ICICI Bank' });
     expect(offered.wallet).toEqual({ phonepe: 'PhonePe' });
+    // The connector account's answer shows the same.
+    const [account] = (await harness().request('GET', '/v1/connector-accounts/', { auth: live })).json().data;
+    expect(account.methods).toEqual({ netbanking: offered.netbanking, wallet: offered.wallet });
     // A payment with an enabled bank the provider does not take is refused before any provider call.
     const order = await harness().request('POST', '/v1/orders/', {
       auth: live,
@@ -188,7 +208,11 @@ describeEachDatabase('connector accounts', (harness) => {
     const [mine] = await rows(live.id);
     const disabled = await harness().request('DELETE', `/v1/connector-accounts/${mine?.id}/`, { auth: live });
     expect(disabled.statusCode).toBe(200);
-    expect(disabled.json().data).toMatchObject({ status: 'disabled', disabled_at: expect.any(Number) });
+    expect(disabled.json().data).toMatchObject({
+      status: 'disabled',
+      disabled_at: expect.any(Number),
+      methods: null,
+    });
     const again = await harness().request('DELETE', `/v1/connector-accounts/${mine?.id}/`, { auth: live });
     expect(again.json().data).toEqual(disabled.json().data);
     const order = await harness().request('POST', '/v1/orders/', {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   deadlineOf,
+  gaveUpAt,
+  LATE_STEP_LIMITS,
+  lateDelaySeconds,
   nextSyncAt,
   SYNC_DELAYS_SECONDS,
   syncDelaySeconds,
@@ -49,10 +52,54 @@ describe('the reconciler schedule', () => {
 
   it('keeps asking a payment that failed unanswered until the late-authorisation window closes', () => {
     for (const code of UNANSWERED_FAILURES) {
+      // Kosh gave up at 900 s (the pending timeout, or the expiry): the step depends on how long ago.
       const failed = subject({ status: 'failed', error_code: code });
-      expect(secondsOf(nextSyncAt(failed, 20, at(1_000), DEADLINES))).toBe(1_000 + 21_600);
+      expect(secondsOf(gaveUpAt(failed, DEADLINES))).toBe(900);
+      expect(secondsOf(nextSyncAt(failed, 20, at(1_000), DEADLINES))).toBe(1_000 + 300);
+      expect(secondsOf(nextSyncAt(failed, 20, at(900 + 3_600), DEADLINES))).toBe(4_500 + 1_800);
+      expect(secondsOf(nextSyncAt(failed, 20, at(900 + 6 * 3_600), DEADLINES))).toBe(22_500 + 7_200);
+      expect(secondsOf(nextSyncAt(failed, 20, at(900 + 86_400), DEADLINES))).toBe(87_300 + 21_600);
+      // The regular schedule when it is shorter (few asks so far).
+      expect(secondsOf(nextSyncAt(failed, 3, at(1_000), DEADLINES))).toBe(1_010);
       expect(secondsOf(nextSyncAt(failed, 20, at(259_000), DEADLINES))).toBe(259_200);
       expect(nextSyncAt(failed, 20, at(259_200), DEADLINES)).toBeNull();
+    }
+  });
+
+  it('asks at least every 5 minutes in the first hour after the timeout, whatever the asks before', () => {
+    for (const timeout of [10, 60, 900, 3_600]) {
+      const deadlines = { ...DEADLINES, pendingTimeoutSeconds: timeout };
+      // Asked by the schedule while pending (unknown answers), then at the timeout itself.
+      let now = 0;
+      let attempts = 0;
+      while (now < timeout) {
+        now = secondsOf(nextSyncAt(subject(), attempts, at(now), deadlines)) as number;
+        attempts += 1;
+      }
+      expect(now).toBe(timeout);
+      const failed = subject({ status: 'failed', error_code: 'payment_timed_out' });
+      const gaps: number[] = [];
+      while (now < timeout + 3_600) {
+        const next = secondsOf(nextSyncAt(failed, attempts, at(now), deadlines)) as number;
+        gaps.push(next - now);
+        now = next;
+        attempts += 1;
+      }
+      expect(Math.max(...gaps), `pending timeout ${timeout} s`).toBeLessThanOrEqual(300);
+      expect(LATE_STEP_LIMITS[0]).toEqual({ sinceSeconds: 3_600, stepSeconds: 300 });
+    }
+  });
+
+  it('late steps never grow back and never exceed the regular schedule', () => {
+    for (let i = 1; i < LATE_STEP_LIMITS.length; i++) {
+      const [before, entry] = [LATE_STEP_LIMITS[i - 1]!, LATE_STEP_LIMITS[i]!];
+      expect(entry.sinceSeconds).toBeGreaterThan(before.sinceSeconds);
+      expect(entry.stepSeconds).toBeGreaterThan(before.stepSeconds);
+    }
+    for (const attempts of [0, 5, 10, 30]) {
+      for (const since of [0, 100, 3_599, 3_600, 30_000, 100_000]) {
+        expect(lateDelaySeconds(attempts, since)).toBeLessThanOrEqual(syncDelaySeconds(attempts));
+      }
     }
   });
 

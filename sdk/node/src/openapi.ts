@@ -620,7 +620,7 @@ export interface paths {
         };
         /**
          * Payment methods enabled for this account
-         * @description Only capabilities that are `true`, and only the banks and wallets listed, may be offered to customers. With a live key: what is both enabled and taken by the merchant's payment provider account.
+         * @description Only capabilities that are `true`, and only the banks and wallets listed, may be offered to customers. With a live key: what is both enabled and taken by the merchant's payment provider account; until its partner chooses the live methods, every bank and wallet of the Kosh catalogue that the provider takes.
          */
         get: operations["listPaymentMethods"];
         put?: never;
@@ -781,6 +781,17 @@ export interface components {
             entity: "connector_account";
             /** @description `ca_` and an opaque suffix */
             id: string;
+            /** @description The live banks and wallets offered through this account (as `GET /v1/payments/methods/` lists them): the merchant's live methods that the provider takes; until the merchant's partner chooses them, every bank and wallet of the Kosh catalogue that the provider takes. Null once disabled. */
+            methods: {
+                /** @description Bank code → customer label */
+                netbanking: {
+                    [key: string]: string;
+                };
+                /** @description Wallet code → customer label */
+                wallet: {
+                    [key: string]: string;
+                };
+            } | null;
             status: "active" | "disabled";
             /** @description Register this address for webhooks in the provider's dashboard */
             webhook_url: string;

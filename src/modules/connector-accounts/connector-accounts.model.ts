@@ -21,4 +21,12 @@ export interface ConnectorAccount {
   created_at: number;
   /** Unix seconds, once disabled. */
   disabled_at: number | null;
+  /** The live banks and wallets offered through it (code → label); null once it is disabled. */
+  methods: LiveMethods | null;
+}
+
+/** Bank and wallet codes → customer labels, as in the methods object. */
+export interface LiveMethods {
+  netbanking: Record<string, string>;
+  wallet: Record<string, string>;
 }

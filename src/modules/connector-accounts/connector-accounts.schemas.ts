@@ -46,6 +46,19 @@ export const ConnectorAccount = Type.Object({
   disabled_at: Type.Union([Type.Integer(), Type.Null()], {
     description: 'Unix time in seconds, once disabled',
   }),
+  methods: Type.Union(
+    [
+      Type.Object({
+        netbanking: Type.Record(Type.String(), Type.String(), { description: 'Bank code → customer label' }),
+        wallet: Type.Record(Type.String(), Type.String(), { description: 'Wallet code → customer label' }),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        "The live banks and wallets offered through this account (as `GET /v1/payments/methods/` lists them): the merchant's live methods that the provider takes; until the merchant's partner chooses them, every bank and wallet of the Kosh catalogue that the provider takes. Null once disabled.",
+    },
+  ),
 });
 export type ConnectorAccount = Static<typeof ConnectorAccount>;
 

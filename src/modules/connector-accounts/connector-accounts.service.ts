@@ -6,14 +6,16 @@ import {
   type ProviderKind,
   type ProviderName,
 } from '../../connectors/registry.js';
-import type { Db } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import { type Clock, unixSeconds } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, type PageQuery, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
-import type { ConnectorAccount, CreateConnectorAccount } from './connector-accounts.model.js';
+import { offerable } from '../methods/methods.js';
+import type { MethodsService } from '../methods/methods.service.js';
+import type { ConnectorAccount, CreateConnectorAccount, LiveMethods } from './connector-accounts.model.js';
 import type { ConnectorAccountRow, ConnectorAccountsRepo } from './connector-accounts.repo.js';
 
 /** A credential as providers issue them: printable characters, no spaces. */
@@ -31,7 +33,11 @@ export function providerWebhookUrl(
   return `${publicUrl}/v1/connectors/${row.connector}/webhooks/${row.id}/`;
 }
 
-export function toConnectorAccount(row: ConnectorAccountRow, publicUrl: string): ConnectorAccount {
+export function toConnectorAccount(
+  row: ConnectorAccountRow,
+  publicUrl: string,
+  methods: LiveMethods | null,
+): ConnectorAccount {
   const credentials: Record<string, string> = { ...row.public_credentials };
   for (const [field, hint] of Object.entries(row.secret_hints)) credentials[`${field}_last4`] = hint;
   return {
@@ -43,6 +49,7 @@ export function toConnectorAccount(row: ConnectorAccountRow, publicUrl: string):
     credentials,
     created_at: unixSeconds(row.created_at),
     disabled_at: row.disabled_at ? unixSeconds(row.disabled_at) : null,
+    methods,
   };
 }
 
@@ -99,9 +106,20 @@ export function createConnectorAccountsService(deps: {
   clock: Clock;
   keyring: KeyRing;
   publicUrl: string;
+  methods: Pick<MethodsService, 'get'>;
 }) {
-  const { db, repo, ids, clock, keyring, publicUrl } = deps;
-  const view = (row: ConnectorAccountRow) => toConnectorAccount(row, publicUrl);
+  const { db, repo, ids, clock, keyring, publicUrl, methods } = deps;
+
+  /**
+   * The account as the API shows it. An active one shows the live methods in effect: the
+   * merchant's (until its partner chooses, the whole Kosh catalogue) that its provider takes.
+   */
+  async function view(row: ConnectorAccountRow, on: Queryable = db): Promise<ConnectorAccount> {
+    if (row.status !== 'active' || !isProviderName(row.connector))
+      return toConnectorAccount(row, publicUrl, null);
+    const offered = offerable(await methods.get(row.account_id, 'live', on), PROVIDERS[row.connector]);
+    return toConnectorAccount(row, publicUrl, { netbanking: offered.netbanking, wallet: offered.wallet });
+  }
 
   return {
     async create(scope: Scope, input: CreateConnectorAccount, on: Db = db): Promise<ConnectorAccount> {
@@ -123,7 +141,7 @@ export function createConnectorAccountsService(deps: {
         ),
         created_at: clock.now(),
       });
-      if (inserted) return view(inserted);
+      if (inserted) return view(inserted, on);
       const active = await repo.active(on, scope.accountId);
       throw new KoshError(
         'connector_account_active',
@@ -141,7 +159,8 @@ export function createConnectorAccountsService(deps: {
     async list(scope: Scope, query: PageQuery): Promise<Page<ConnectorAccount>> {
       requireLive(scope);
       const page = pageRequest('ca', query);
-      return toPage(await repo.list(db, scope.accountId, page), page.limit, view);
+      const rows = toPage(await repo.list(db, scope.accountId, page), page.limit, (row) => row);
+      return { ...rows, data: await Promise.all(rows.data.map((row) => view(row))) };
     },
 
     /** Disables it: new live payments are refused until another is added; started ones still settle. */

@@ -1,4 +1,5 @@
 import type { Page as ListPage } from '../../domain/pagination.js';
+import type { Mode } from '../../domain/scope.js';
 import { type Html, html } from '../../pages/html.js';
 import type { ApiKey } from '../accounts/keys.routes.js';
 import type { KycDocument } from '../merchants/documents.service.js';
@@ -298,9 +299,15 @@ export function keysContent(session: DashboardSession, keys: ApiKey[]): Html {
 
 export function settingsContent(
   methods: { netbanking: string[]; wallet: string[] },
+  mode: Mode,
   connectorAccounts: { id: string; connector: string; status: string }[] | undefined,
 ): Html {
   return html`<h2>Enabled methods</h2>
+${
+  mode === 'live'
+    ? html`<p class="muted">What customers are offered in live mode: the banks and wallets enabled for you that your connector account takes (until your partner chooses, every one it takes).</p>`
+    : ''
+}
 <dl class="fields">
   ${field('Net banking', methods.netbanking.length ? methods.netbanking.join(', ') : 'none')}
   ${field('Wallets', methods.wallet.length ? methods.wallet.join(', ') : 'none')}

@@ -1,9 +1,8 @@
 import { Type } from 'typebox';
-import type { ConnectorDirectory } from '../../connectors/directory.js';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import { errorResponses } from '../../http/schemas.js';
-import { type MethodsConfig, offerable } from './methods.js';
+import type { MethodsConfig } from './methods.js';
 import type { MethodsService } from './methods.service.js';
 
 const Flags = (keys: string[]) => Type.Object(Object.fromEntries(keys.map((key) => [key, Type.Boolean()])));
@@ -26,11 +25,7 @@ export const MethodsResponse = Type.Object({
   }),
 });
 
-export function registerMethodsRoutes(
-  app: App,
-  methods: MethodsService,
-  connectors: Pick<ConnectorDirectory, 'forLive'>,
-): void {
+export function registerMethodsRoutes(app: App, methods: MethodsService): void {
   // The service hands out the same cached object until its TTL ends, so its JSON is built once per
   // object and dropped with it (a WeakMap): the hot read path does no serialisation at all.
   const serialised = new WeakMap<MethodsConfig, string>();
@@ -42,18 +37,14 @@ export function registerMethodsRoutes(
         tags: ['Payments'],
         summary: 'Payment methods enabled for this account',
         description:
-          "Only capabilities that are `true`, and only the banks and wallets listed, may be offered to customers. With a live key: what is both enabled and taken by the merchant's payment provider account.",
+          "Only capabilities that are `true`, and only the banks and wallets listed, may be offered to customers. With a live key: what is both enabled and taken by the merchant's payment provider account; until its partner chooses the live methods, every bank and wallet of the Kosh catalogue that the provider takes.",
         response: { 200: MethodsResponse, ...errorResponses(403) },
       },
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const enabled = await methods.get(principal.accountId, principal.mode);
       // Live: only what the merchant's connector takes (a new object each time: not cached as JSON).
-      const config =
-        principal.mode === 'live'
-          ? offerable(enabled, (await connectors.forLive(principal.accountId))?.connector)
-          : enabled;
+      const config = await methods.offered(principal.accountId, principal.mode);
       let json = serialised.get(config);
       if (json === undefined) {
         json = JSON.stringify({ entity: 'methods', ...config });

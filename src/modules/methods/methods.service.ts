@@ -1,7 +1,8 @@
+import type { ConnectorDirectory } from '../../connectors/directory.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { Mode } from '../../domain/scope.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
-import { emptyMethods, type MethodsConfig, sandboxMethods } from './methods.js';
+import { catalogueMethods, emptyMethods, type MethodsConfig, offerable } from './methods.js';
 import type { MethodsRepo } from './methods.repo.js';
 
 /**
@@ -15,28 +16,61 @@ export function createMethodsCache(ttlMs: number): MethodsCache {
   return new TtlCache<MethodsConfig>(ttlMs, 10_000);
 }
 
-export function createMethodsService(deps: { db: Db; repo: MethodsRepo; cache: MethodsCache }) {
-  const { db, repo, cache } = deps;
+/** A stored row as the rest of Kosh sees it: never chosen (null) is the whole Kosh catalogue. */
+function inEffect(stored: MethodsConfig | null | undefined): MethodsConfig {
+  if (stored === undefined) return emptyMethods();
+  return stored ?? catalogueMethods();
+}
+
+export function createMethodsService(deps: {
+  db: Db;
+  repo: MethodsRepo;
+  cache: MethodsCache;
+  connectors: Pick<ConnectorDirectory, 'forLive'>;
+}) {
+  const { db, repo, cache, connectors } = deps;
   const cacheKey = (accountId: string, mode: Mode) => `${accountId}:${mode}`;
 
+  /** The account's methods of the mode; `on` joins a caller's transaction. */
+  async function get(accountId: string, mode: Mode, on: Queryable = db): Promise<MethodsConfig> {
+    const key = cacheKey(accountId, mode);
+    const cached = cache.get(key);
+    if (cached) return cached;
+    const methods = inEffect(await repo.find(on, accountId, mode));
+    cache.set(key, methods);
+    return methods;
+  }
+
   return {
-    /** New merchants: the sandbox catalogue in test mode; nothing in live mode until a connector is configured. */
+    /**
+     * New merchants: the sandbox catalogue in test mode. In live mode nothing is chosen (null): the
+     * merchant offers every bank and wallet of the catalogue its connector takes until its partner
+     * chooses.
+     */
     async initialise(tx: Queryable, accountId: string): Promise<void> {
-      await repo.insertInitial(tx, accountId, sandboxMethods(), emptyMethods());
+      await repo.insertInitial(tx, accountId, catalogueMethods(), null);
     },
 
-    async get(accountId: string, mode: Mode): Promise<MethodsConfig> {
-      const key = cacheKey(accountId, mode);
-      const cached = cache.get(key);
-      if (cached) return cached;
-      const methods = (await repo.find(db, accountId, mode)) ?? emptyMethods();
-      cache.set(key, methods);
-      return methods;
+    /**
+     * The methods enabled for the account in the mode: the stored choice, or in live mode, while
+     * the partner never chose, the whole Kosh catalogue (see `offered` for what a connector takes).
+     */
+    get,
+
+    /**
+     * What the account can offer customers now: in test mode its methods; in live mode those its
+     * connector takes (none without a connector account).
+     */
+    async offered(accountId: string, mode: Mode): Promise<MethodsConfig> {
+      const enabled = await get(accountId, mode);
+      if (mode === 'test') return enabled;
+      return offerable(enabled, (await connectors.forLive(accountId))?.connector);
     },
 
     /**
      * Read-modify-write inside the caller's transaction: the row is locked, so two concurrent
-     * changes to one account's methods are applied one after the other, never lost.
+     * changes to one account's methods are applied one after the other, never lost. A live choice
+     * made for the first time starts from the whole catalogue, as test mode does.
      */
     async update(
       tx: Queryable,
@@ -44,7 +78,7 @@ export function createMethodsService(deps: { db: Db; repo: MethodsRepo; cache: M
       mode: Mode,
       change: (current: MethodsConfig) => MethodsConfig,
     ): Promise<MethodsConfig> {
-      const next = change((await repo.find(tx, accountId, mode, true)) ?? emptyMethods());
+      const next = change(inEffect(await repo.find(tx, accountId, mode, true)));
       await repo.upsert(tx, accountId, mode, next);
       cache.delete(cacheKey(accountId, mode));
       return next;

@@ -26,8 +26,12 @@ export function emptyMethods(): MethodsConfig {
   };
 }
 
-/** What a new account gets in test mode: every sandbox bank and wallet. */
-export function sandboxMethods(): MethodsConfig {
+/**
+ * Every bank and wallet of the Kosh catalogue (the sandbox's banks and wallets, which the
+ * connectors map to their providers' codes): what a new account gets in test mode, and what a live
+ * merchant whose partner never chose its live methods is offered as far as its connector takes it.
+ */
+export function catalogueMethods(): MethodsConfig {
   return {
     ...emptyMethods(),
     netbanking: Object.fromEntries(SANDBOX_BANKS.map((bank) => [bank.code, bank.label])),
