@@ -27,6 +27,7 @@ import {
 } from '../../src/connectors/razorpay/razorpay.tables.js';
 import { SANDBOX_BANKS, SANDBOX_WALLETS } from '../../src/connectors/sandbox/catalogue.js';
 import { connectorPayment, connectorRefund } from '../helpers/connector-objects.js';
+import { unescapeHtml } from '../helpers/html.js';
 import {
   FakeRazorpay,
   type RazorpayEndpoint,
@@ -88,14 +89,6 @@ const parseForm = (fields: Record<string, string>) =>
     strictDepth: true,
   }) as Record<string, unknown>;
 
-const decodeHtml = (text: string) =>
-  text
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-
 /** The customer at the fake bank page: the decision, then the auto-submitting return form. */
 async function atBank(url: string, choice: 'success' | 'failure' | 'cancel') {
   const page = await fetch(url);
@@ -112,10 +105,10 @@ async function atBank(url: string, choice: 'success' | 'failure' | 'cancel') {
   const target = /<form id="back" method="POST" action="([^"]+)"/.exec(back)?.[1];
   const fields: Record<string, string> = {};
   for (const match of back.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    fields[decodeHtml(match[1] as string)] = decodeHtml(match[2] as string);
+    fields[unescapeHtml(match[1] as string)] = unescapeHtml(match[2] as string);
   }
   const browserReturn: BrowserReturn = { method: 'POST', query: {}, body: parseForm(fields) };
-  return { target: target && decodeHtml(target), fields, browserReturn, html: back };
+  return { target: target && unescapeHtml(target), fields, browserReturn, html: back };
 }
 
 describe('Razorpay tables', () => {

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { unescapeHtml } from '../html.js';
 
 /** The customer's browser of the provider suite (suite.ts), from Kosh's page to the merchant's. */
 
@@ -10,14 +11,6 @@ export const BROWSER_HEADERS = {
   referer: 'https://merchant.example/checkout',
 };
 
-const decode = (text: string) =>
-  text
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-
 /** The first POST form of a page: its target and its hidden fields. */
 function formOf(html: string, base: string): { action: string; fields: Record<string, string> } | undefined {
   const form = /<form[^>]*method="POST"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
@@ -26,9 +19,9 @@ function formOf(html: string, base: string): { action: string; fields: Record<st
   for (const input of (form[2] ?? '').matchAll(/<input[^>]*>/g)) {
     const name = /name="([^"]*)"/.exec(input[0])?.[1];
     const value = /value="([^"]*)"/.exec(input[0])?.[1] ?? '';
-    if (name !== undefined) fields[decode(name)] = decode(value);
+    if (name !== undefined) fields[unescapeHtml(name)] = unescapeHtml(value);
   }
-  return { action: new URL(decode(form[1] as string), base).toString(), fields };
+  return { action: new URL(unescapeHtml(form[1] as string), base).toString(), fields };
 }
 
 /**
