@@ -1,4 +1,4 @@
-import type { PaymentMethod } from '../domain/payment-methods.js';
+import type { PaymentMethod, UpiFlow } from '../domain/payment-methods.js';
 import type { Mode } from '../domain/scope.js';
 
 /**
@@ -19,8 +19,10 @@ export interface ConnectorPayment {
   amount: number;
   currency: string;
   method: PaymentMethod;
-  /** The canonical bank or wallet key of the account's methods. */
+  /** The canonical bank or wallet key of the account's methods ('' for UPI). */
   code: string;
+  /** A UPI payment's flow, the customer's VPA (collect only) and when Kosh stops waiting; else null. */
+  upi: { flow: UpiFlow; vpa: string | null; expiresAt: Date } | null;
   customer: { name: string; email: string; contact: string };
   description: string | null;
   createdAt: Date;
@@ -47,20 +49,26 @@ export interface ProviderState {
  * - `redirect`: a GET to the provider's page;
  * - `form`: a POST of fields to the provider's page, sent by an auto-submitting form;
  * - `browser`: nothing yet: the provider needs the customer's browser (its address, user agent)
- *   before it can start, so Kosh calls `continueInBrowser` when the browser arrives.
+ *   before it can start, so Kosh calls `continueInBrowser` when the browser arrives;
+ * - `upi`: the customer pays in a UPI app: by the provider's `upi://pay` link (intent and QR; null
+ *   for collect, where the request is already on the customer's phone). Kosh's page shows it.
  */
 export type NextStep =
   | { kind: 'sandbox' }
   | { kind: 'redirect'; url: string }
   | { kind: 'form'; url: string; fields: Record<string, string> }
-  | { kind: 'browser' };
+  | { kind: 'browser' }
+  | { kind: 'upi'; link: string | null };
 
 /** The answer `initiate` (and `continueInBrowser`) give. */
 export type InitiateResult =
   | {
       outcome: 'started';
-      /** How Kosh's `next[0]` looks to the merchant (the URL is always Kosh's authentication page). */
-      action: 'html_form' | 'redirect';
+      /**
+       * How Kosh's `next[0]` looks to the merchant (the URL is always Kosh's authentication page);
+       * `upi` for a UPI payment, whose `next` Kosh builds from its flow and the `upi` step's link.
+       */
+      action: 'html_form' | 'redirect' | 'upi';
       next: NextStep;
       reference: string | null;
       rawStatus: string | null;
@@ -99,8 +107,10 @@ export interface StatusResult {
   amount?: number;
   currency?: string;
   reference?: string | null;
-  /** The bank's reference for the transfer, and the provider's fee and tax in sub-units, when given. */
+  /** The bank's reference for the transfer (for UPI its RRN), and the provider's fee and tax in sub-units, when given. */
   bankReference?: string | null;
+  /** The VPA that paid a UPI payment, when the provider tells it. */
+  payerVpa?: string | null;
   fee?: number | null;
   tax?: number | null;
   data?: Record<string, unknown>;
@@ -172,7 +182,12 @@ export interface Connector {
    * The Kosh bank and wallet codes (the keys of the methods object) this connector can take. A live
    * merchant is offered only what is both enabled for it and here. Absent: whatever is enabled.
    */
-  readonly methods?: { netbanking: readonly string[]; wallet: readonly string[] };
+  readonly methods?: {
+    netbanking: readonly string[];
+    wallet: readonly string[];
+    /** The UPI flows it takes: `intent` covers intent and QR. */
+    upi: { intent: boolean; collect: boolean };
+  };
   /**
    * True for a connector that never leaves the process (the sandbox): its answers are pure
    * functions of the payment, so they cannot be lost halfway and need no recovery point.

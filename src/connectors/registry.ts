@@ -1,9 +1,9 @@
 import type { ProviderSettings } from '../config.js';
 import { createCashfreeConnector } from './cashfree/cashfree.connector.js';
-import { CASHFREE_BANKS, CASHFREE_WALLETS } from './cashfree/cashfree.tables.js';
+import { CASHFREE_BANKS, CASHFREE_UPI, CASHFREE_WALLETS } from './cashfree/cashfree.tables.js';
 import type { Connector } from './connector.js';
 import { createRazorpayConnector } from './razorpay/razorpay.connector.js';
-import { RAZORPAY_BANKS, RAZORPAY_WALLETS } from './razorpay/razorpay.tables.js';
+import { RAZORPAY_BANKS, RAZORPAY_UPI, RAZORPAY_WALLETS } from './razorpay/razorpay.tables.js';
 
 /**
  * The payment providers a merchant can bring its own account of (docs/connectors.md): the
@@ -17,7 +17,11 @@ export interface ProviderKind {
   publicFields: readonly string[];
   secretFields: readonly string[];
   /** The Kosh bank and wallet codes its connector takes (the connector's `methods`, from its tables). */
-  methods: { netbanking: readonly string[]; wallet: readonly string[] };
+  methods: {
+    netbanking: readonly string[];
+    wallet: readonly string[];
+    upi: { intent: boolean; collect: boolean };
+  };
   create(credentials: Record<string, string>, settings: ProviderSettings): Connector;
 }
 
@@ -27,7 +31,11 @@ export const PROVIDERS = {
     publicFields: ['client_id'],
     // Cashfree signs its webhooks with the client secret.
     secretFields: ['client_secret'],
-    methods: { netbanking: Object.keys(CASHFREE_BANKS), wallet: Object.keys(CASHFREE_WALLETS) },
+    methods: {
+      netbanking: Object.keys(CASHFREE_BANKS),
+      wallet: Object.keys(CASHFREE_WALLETS),
+      upi: CASHFREE_UPI,
+    },
     create: (credentials, settings) =>
       createCashfreeConnector({
         baseUrl: settings.cashfreeBaseUrl,
@@ -42,7 +50,11 @@ export const PROVIDERS = {
     label: 'Razorpay',
     publicFields: ['key_id'],
     secretFields: ['key_secret', 'webhook_secret'],
-    methods: { netbanking: RAZORPAY_BANKS, wallet: Object.keys(RAZORPAY_WALLETS) },
+    methods: {
+      netbanking: RAZORPAY_BANKS,
+      wallet: Object.keys(RAZORPAY_WALLETS),
+      upi: RAZORPAY_UPI,
+    },
     create: (credentials, settings) =>
       createRazorpayConnector({
         baseUrl: settings.razorpayBaseUrl,

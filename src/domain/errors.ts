@@ -77,6 +77,11 @@ export const ERROR_CATALOGUE = {
     type: 'invalid_request_error',
     message: 'The return_url is not allowed.',
   },
+  invalid_vpa: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The VPA is not a UPI id of the form name@handle.',
+  },
   invalid_webhook_url: {
     status: 400,
     type: 'invalid_request_error',

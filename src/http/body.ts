@@ -121,12 +121,17 @@ function coerceValue(value: unknown, schema: SchemaLike | undefined): unknown {
   return value;
 }
 
-/** Form and query values arrive as strings: coerce the top-level ones the schema declares as integer or boolean. */
-function coerceObject(target: unknown, schema: SchemaLike | undefined): void {
+/**
+ * Form and query values arrive as strings: coerce the ones the schema declares as integer or
+ * boolean, at the top level and one level down (`upi[expiry_minutes]=15`).
+ */
+function coerceObject(target: unknown, schema: SchemaLike | undefined, depth = 0): void {
   if (!target || typeof target !== 'object' || !schema?.properties) return;
   const record = target as Record<string, unknown>;
   for (const [key, value] of Object.entries(record)) {
-    record[key] = coerceValue(value, schema.properties[key]);
+    const property = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
+    if (depth === 0 && value && typeof value === 'object') coerceObject(value, property, depth + 1);
+    else record[key] = coerceValue(value, property);
   }
 }
 

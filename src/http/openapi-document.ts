@@ -43,6 +43,9 @@ export const OPERATION_IDS: Record<string, string> = {
   'DELETE /v1/api-portal/merchants/{mid}/keys/{key}/': 'revokeMerchantKey',
   'GET /v1/payments/{id}/authentication/': 'showAuthenticationPage',
   'POST /v1/payments/{id}/authentication/': 'submitAuthenticationPage',
+  'GET /v1/payments/{id}/upi-status/': 'retrieveUpiPageStatus',
+  'GET /v1/payments/{id}/upi-simulator/': 'showUpiSimulator',
+  'POST /v1/payments/{id}/upi-simulator/': 'submitUpiSimulator',
   'GET /v1/payments/{id}/callback/': 'receiveProviderReturn',
   'POST /v1/payments/{id}/callback/': 'receiveProviderReturnPost',
   'POST /v1/connectors/{connector}/webhooks/{account}/': 'receiveProviderWebhook',
@@ -138,14 +141,25 @@ export const EXAMPLES = {
     contact: '+919876543210',
     return_url: 'https://shop.example.com/return',
   },
+  UpiPaymentRequest: {
+    amount: 5000,
+    currency: 'INR',
+    order_id: 'order_01m86za5dn3bq3ht8d8hgsw4jr',
+    method: 'upi',
+    upi: { flow: 'qr', expiry_minutes: 10 },
+    name: 'Asha Rao',
+    email: 'asha@example.com',
+    contact: '+919876543210',
+    return_url: 'https://shop.example.com/return',
+  },
   CreateRefundRequest: { amount: 2000, metadata: { reason: 'One notebook returned' } },
-  /** As the sandbox answers: cards and UPI are not offered (S2S net banking and wallets only). */
+  /** As the sandbox answers: UPI intent and QR, net banking and wallets; no cards, no collect. */
   Methods: {
     entity: 'methods',
     card_networks: { diners: false, amex: false, mastercard: false, rupay: false, visa: false },
     card_type: { debit: false, credit: false, prepaid: false },
     card_subtype: { business: false, consumer: false, premium: false },
-    upi: { intent: false, collect: false, payer_account_type: { bank_account: false, credit_card: false } },
+    upi: { intent: true, collect: false, payer_account_type: { bank_account: true, credit_card: false } },
     netbanking: { HDFC: 'HDFC Bank', ICIC: 'ICICI Bank', SBIN: 'State Bank of India', UTIB: 'Axis Bank' },
     wallet: { airtelmoney: 'Airtel Payments Bank', payzapp: 'PayZapp', phonepe: 'PhonePe Wallet' },
   },
@@ -181,39 +195,93 @@ function replaceNamed(node: Json, named: [string, JsonObject][], skip?: string):
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, replaceNamed(value, named)]));
 }
 
-/** The S2S body as two shapes told apart by `method`: a bank for one, a wallet for the other. */
+/** The S2S body as three shapes told apart by `method`: a bank, a wallet, or UPI. */
 function splitPaymentRequest(body: JsonObject): JsonObject {
   const properties = body.properties as JsonObject;
   const required = body.required as string[];
-  const { bank, wallet, method: _method, ...common } = properties;
-  const variant = (method: string, field: string, schema: Json, description: string) => ({
+  const { bank, wallet, upi, method: _method, ...common } = properties;
+  const variant = (method: string, fields: string[], schema: Json, description: string, example: Json) => ({
     type: 'object',
     description,
-    required: [...required, field],
-    properties: { ...common, method: { type: 'string', const: method }, [field]: schema },
+    required: [...required, ...fields],
+    properties: { ...common, method: { type: 'string', const: method }, [fields[0] as string]: schema },
     additionalProperties: false,
-    examples: [method === 'netbanking' ? EXAMPLES.NetbankingPaymentRequest : EXAMPLES.WalletPaymentRequest],
+    examples: [example],
   });
   return {
-    NetbankingPaymentRequest: variant('netbanking', 'bank', bank, 'Seed §4.2: a net-banking payment.'),
-    WalletPaymentRequest: variant('wallet', 'wallet', wallet, 'Seed §4.3: a wallet payment.'),
+    NetbankingPaymentRequest: variant(
+      'netbanking',
+      ['bank', 'return_url'],
+      bank,
+      'Seed §4.2: a net-banking payment.',
+      EXAMPLES.NetbankingPaymentRequest,
+    ),
+    WalletPaymentRequest: variant(
+      'wallet',
+      ['wallet', 'return_url'],
+      wallet,
+      'Seed §4.3: a wallet payment.',
+      EXAMPLES.WalletPaymentRequest,
+    ),
+    UpiPaymentRequest: variant(
+      'upi',
+      ['upi'],
+      upi,
+      'A UPI payment: intent, QR or collect (docs/payments.md, "UPI"); return_url optional.',
+      EXAMPLES.UpiPaymentRequest,
+    ),
     CreatePaymentRequest: {
       oneOf: [
         { $ref: '#/components/schemas/NetbankingPaymentRequest' },
         { $ref: '#/components/schemas/WalletPaymentRequest' },
+        { $ref: '#/components/schemas/UpiPaymentRequest' },
       ],
       discriminator: {
         propertyName: 'method',
         mapping: {
           netbanking: '#/components/schemas/NetbankingPaymentRequest',
           wallet: '#/components/schemas/WalletPaymentRequest',
+          upi: '#/components/schemas/UpiPaymentRequest',
         },
       },
     },
   };
 }
 
-/** `next[]` items: an auto-submitting form to render, or a URL to send the browser to. */
+const EXPIRES_AT = {
+  type: 'integer',
+  description: 'Unix seconds: when the payment stops waiting (it then fails with upi_expired)',
+};
+
+/** `next[0]` of a UPI payment: the link, the link and its QR code, or the collect request's wait. */
+const UPI_ACTIONS = {
+  UpiIntentAction: {
+    type: 'object',
+    required: ['action', 'url', 'expires_at'],
+    properties: {
+      action: { type: 'string', const: 'upi_intent' },
+      url: { type: 'string', description: 'The upi://pay link: an "Open UPI app" button on a phone' },
+      expires_at: EXPIRES_AT,
+    },
+  },
+  UpiQrAction: {
+    type: 'object',
+    required: ['action', 'url', 'qr_image', 'expires_at'],
+    properties: {
+      action: { type: 'string', const: 'upi_qr' },
+      url: { type: 'string', description: 'The upi://pay link the QR code holds' },
+      qr_image: { type: 'string', description: 'The QR code of `url`: a data:image/png;base64 URL' },
+      expires_at: EXPIRES_AT,
+    },
+  },
+  UpiCollectAction: {
+    type: 'object',
+    required: ['action', 'expires_at'],
+    properties: { action: { type: 'string', const: 'upi_collect' }, expires_at: EXPIRES_AT },
+  },
+};
+
+/** `next[]` items: an auto-submitting form to render, a URL to send the browser to, or UPI's. */
 const PAYMENT_ACTIONS = {
   HtmlFormAction: {
     type: 'object',
@@ -234,13 +302,23 @@ const PAYMENT_ACTIONS = {
       url: { type: 'string', description: 'Absolute URL to send the browser to' },
     },
   },
+  ...UPI_ACTIONS,
   PaymentAction: {
-    oneOf: [{ $ref: '#/components/schemas/HtmlFormAction' }, { $ref: '#/components/schemas/RedirectAction' }],
+    oneOf: [
+      { $ref: '#/components/schemas/HtmlFormAction' },
+      { $ref: '#/components/schemas/RedirectAction' },
+      { $ref: '#/components/schemas/UpiIntentAction' },
+      { $ref: '#/components/schemas/UpiQrAction' },
+      { $ref: '#/components/schemas/UpiCollectAction' },
+    ],
     discriminator: {
       propertyName: 'action',
       mapping: {
         html_form: '#/components/schemas/HtmlFormAction',
         redirect: '#/components/schemas/RedirectAction',
+        upi_intent: '#/components/schemas/UpiIntentAction',
+        upi_qr: '#/components/schemas/UpiQrAction',
+        upi_collect: '#/components/schemas/UpiCollectAction',
       },
     },
   },

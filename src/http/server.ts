@@ -18,6 +18,7 @@ import { registerOrderRoutes } from '../modules/orders/orders.routes.js';
 import {
   registerAuthenticationRoutes,
   registerCallbackRoutes,
+  registerUpiRoutes,
 } from '../modules/payments/authentication.routes.js';
 import { registerPaymentRoutes } from '../modules/payments/payments.routes.js';
 import { registerProviderWebhookRoutes } from '../modules/payments/provider-webhooks.routes.js';
@@ -243,6 +244,7 @@ export async function buildServer(container: Container): Promise<App> {
     now: () => container.clock.now(),
   });
   registerAuthenticationRoutes(app, services.authentication, config.publicUrl);
+  registerUpiRoutes(app, services.authentication, config.publicUrl);
   registerCallbackRoutes(app, services.providerReturns, config.publicUrl);
   await registerProviderWebhookRoutes(app, services.providerReturns);
   registerWebhookRoutes(app, services.webhooks, keyed);

@@ -15,6 +15,7 @@ export function connectorPayment(overrides: Partial<ConnectorPayment> = {}): Con
     currency: 'INR',
     method: 'netbanking',
     code: 'HDFC',
+    upi: null,
     customer: { name: 'Asha Rao', email: 'asha@example.com', contact: '+919876543210' },
     description: null,
     createdAt: new Date(),

@@ -24,10 +24,11 @@ describeEachDatabase('GET /v1/payments/methods/', (harness) => {
     });
     expect(methods.card_type).toEqual({ debit: false, credit: false, prepaid: false });
     expect(methods.card_subtype).toEqual({ business: false, consumer: false, premium: false });
+    // Sandbox accounts take UPI intent and QR, not collect (NPCI retired it for most merchants).
     expect(methods.upi).toEqual({
-      intent: false,
+      intent: true,
       collect: false,
-      payer_account_type: { bank_account: false, credit_card: false },
+      payer_account_type: { bank_account: true, credit_card: false },
     });
 
     const banks = Object.keys(methods.netbanking);

@@ -161,7 +161,7 @@ describeEachDatabase('POST /v1/payments/create/s2s/', (harness) => {
       expect(response.json().error.message.length).toBeGreaterThan(10);
       if (field === 'method' && code === 'invalid_field') {
         expect(response.json().error.message).toBe(
-          "The field 'method' must be one of 'netbanking', 'wallet'.",
+          "The field 'method' must be one of 'netbanking', 'wallet', 'upi'.",
         );
       }
       const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json()

@@ -24,6 +24,7 @@ describeEachDatabase('fetching payments', (harness) => {
       method: 'netbanking',
       bank: 'ICIC',
       wallet: null,
+      upi: null,
       email: 'asha@example.com',
       contact: '+919876543210',
       name: 'Asha Rao',

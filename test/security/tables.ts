@@ -89,6 +89,7 @@ async function livePayment(harness: Harness, account: TestAccount, orderId: stri
     connectorAccountId: 'ca_live_bank',
     createdAt: harness.clock.now(),
     initiation: null,
+    upi: null,
   });
   const started = await harness.container.services.orders.startPayment(
     harness.container.db,

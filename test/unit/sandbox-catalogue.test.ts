@@ -36,6 +36,7 @@ describe('sandbox catalogue', () => {
     id: 'pay_x',
     mode: 'test',
     orderId: 'order_x',
+    upi: null,
     amount: 100,
     currency: 'INR',
     method: 'wallet',

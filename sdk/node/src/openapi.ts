@@ -171,8 +171,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Enable or disable the merchant’s banks and wallets
-         * @description `{"netbanking": {"HDFC": false}, "wallet": {"payzapp": true}}`: `true` enables a catalogue code, `false` removes it. Applies to the mode the merchant was onboarded in; `GET /v1/payments/methods/` reflects it.
+         * Enable or disable the merchant’s banks, wallets and UPI flows
+         * @description `{"netbanking": {"HDFC": false}, "wallet": {"payzapp": true}, "upi": {"intent": true, "collect": false}}`: `true` enables a catalogue code or UPI flow, `false` removes it. Applies to the mode the merchant was onboarded in; `GET /v1/payments/methods/` reflects it (live: as far as the merchant’s connector takes it).
          */
         patch: operations["updateMerchantMethods"];
         trace?: never;
@@ -591,6 +591,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments/{id}/upi-simulator/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox UPI app (browser, test mode)
+         * @description What the sandbox QR code and app button open: the customer’s choices for a test-mode UPI payment (docs/payments.md, "UPI").
+         */
+        get: operations["showUpiSimulator"];
+        put?: never;
+        /**
+         * A choice in the sandbox UPI app (browser, test mode)
+         * @description `choice`: success, failure, cancel, pending_success, pending_failure, late_success or expire.
+         */
+        post: operations["submitUpiSimulator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{id}/upi-status/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A payment’s status, for Kosh’s UPI page (browser)
+         * @description What Kosh’s own UPI page polls to move on once the payment is final. Not proof of anything for a merchant: fetch the payment with its key.
+         */
+        get: operations["retrieveUpiPageStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payments/create/s2s/": {
         parameters: {
             query?: never;
@@ -849,7 +893,7 @@ export interface components {
             /** @description The merchant's own reference. */
             receipt?: string;
         };
-        CreatePaymentRequest: components["schemas"]["NetbankingPaymentRequest"] | components["schemas"]["WalletPaymentRequest"];
+        CreatePaymentRequest: components["schemas"]["NetbankingPaymentRequest"] | components["schemas"]["WalletPaymentRequest"] | components["schemas"]["UpiPaymentRequest"];
         CreatePaymentResponse: {
             next: components["schemas"]["PaymentAction"][];
             payment_id: string;
@@ -932,7 +976,7 @@ export interface components {
                  * @description Stable: branch on it, never on message
                  * @enum {string}
                  */
-                code: "invalid_json" | "invalid_body" | "missing_field" | "invalid_field" | "unknown_field" | "server_owned_field" | "amount_out_of_range" | "currency_not_supported" | "invalid_url" | "malformed_request" | "invalid_cursor" | "refund_exceeds_captured" | "amount_mismatch" | "currency_mismatch" | "method_not_enabled" | "invalid_return_url" | "invalid_webhook_url" | "invalid_file" | "invalid_idempotency_key" | "authentication_required" | "invalid_credentials" | "partner_key_required" | "merchant_key_required" | "live_mode_required" | "account_not_activated" | "route_not_found" | "resource_not_found" | "method_not_allowed" | "request_timeout" | "headers_too_large" | "order_already_paid" | "state_conflict" | "webhook_endpoint_disabled" | "payment_already_completed" | "connector_account_active" | "payment_not_captured" | "refund_receipt_in_use" | "idempotency_key_in_use" | "idempotency_key_reused" | "body_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "connector_unavailable" | "service_unavailable" | "internal_error";
+                code: "invalid_json" | "invalid_body" | "missing_field" | "invalid_field" | "unknown_field" | "server_owned_field" | "amount_out_of_range" | "currency_not_supported" | "invalid_url" | "malformed_request" | "invalid_cursor" | "refund_exceeds_captured" | "amount_mismatch" | "currency_mismatch" | "method_not_enabled" | "invalid_return_url" | "invalid_vpa" | "invalid_webhook_url" | "invalid_file" | "invalid_idempotency_key" | "authentication_required" | "invalid_credentials" | "partner_key_required" | "merchant_key_required" | "live_mode_required" | "account_not_activated" | "route_not_found" | "resource_not_found" | "method_not_allowed" | "request_timeout" | "headers_too_large" | "order_already_paid" | "state_conflict" | "webhook_endpoint_disabled" | "payment_already_completed" | "connector_account_active" | "payment_not_captured" | "refund_receipt_in_use" | "idempotency_key_in_use" | "idempotency_key_reused" | "body_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "connector_unavailable" | "service_unavailable" | "internal_error";
                 /** @description The code's entry in the error reference */
                 doc_url: string;
                 /** @description The offending field, or null */
@@ -1033,10 +1077,10 @@ export interface components {
          *         "premium": false
          *       },
          *       "upi": {
-         *         "intent": false,
+         *         "intent": true,
          *         "collect": false,
          *         "payer_account_type": {
-         *           "bank_account": false,
+         *           "bank_account": true,
          *           "credit_card": false
          *         }
          *       },
@@ -1131,7 +1175,7 @@ export interface components {
             name: string;
             /** @description Order id from POST /v1/orders/. */
             order_id: string;
-            /** @description Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). */
+            /** @description Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
             return_url: string;
         };
         Order: {
@@ -1182,7 +1226,7 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
-            method: "netbanking" | "wallet";
+            method: "netbanking" | "wallet" | "upi";
             name: string;
             order_id: string;
             /** @description null, or `partial` / `full` as its refunds add up; the payment stays `captured` */
@@ -1192,9 +1236,17 @@ export interface components {
             tax: number | null;
             /** @description Unix time in seconds */
             updated_at: number;
+            /** @description A UPI payment’s details; null for net banking and wallets */
+            upi: {
+                /** @description Unix seconds: when it stops waiting (then upi_expired) */
+                expires_at: number;
+                flow: "intent" | "qr" | "collect";
+                payer_vpa: string | null;
+                vpa: string | null;
+            } | null;
             wallet: string | null;
         };
-        PaymentAction: components["schemas"]["HtmlFormAction"] | components["schemas"]["RedirectAction"];
+        PaymentAction: components["schemas"]["HtmlFormAction"] | components["schemas"]["RedirectAction"] | components["schemas"]["UpiIntentAction"] | components["schemas"]["UpiQrAction"] | components["schemas"]["UpiCollectAction"];
         RedirectAction: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1225,6 +1277,95 @@ export interface components {
             receipt: string | null;
             speed: "normal" | "instant";
             status: "pending" | "processed" | "failed";
+        };
+        UpiCollectAction: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            action: "upi_collect";
+            /** @description Unix seconds: when the payment stops waiting (it then fails with upi_expired) */
+            expires_at: number;
+        };
+        UpiIntentAction: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            action: "upi_intent";
+            /** @description Unix seconds: when the payment stops waiting (it then fails with upi_expired) */
+            expires_at: number;
+            /** @description The upi://pay link: an "Open UPI app" button on a phone */
+            url: string;
+        };
+        /**
+         * @description A UPI payment: intent, QR or collect (docs/payments.md, "UPI"); return_url optional.
+         * @example {
+         *       "amount": 5000,
+         *       "currency": "INR",
+         *       "order_id": "order_01m86za5dn3bq3ht8d8hgsw4jr",
+         *       "method": "upi",
+         *       "upi": {
+         *         "flow": "qr",
+         *         "expiry_minutes": 10
+         *       },
+         *       "name": "Asha Rao",
+         *       "email": "asha@example.com",
+         *       "contact": "+919876543210",
+         *       "return_url": "https://shop.example.com/return"
+         *     }
+         */
+        UpiPaymentRequest: {
+            /** @description Equal to the order's amount, in the smallest sub-unit. */
+            amount: number;
+            /** @description Customer phone with country code: digits with an optional leading +, 8–15 digits. */
+            contact: string;
+            /** @description Equal to the order's currency. */
+            currency: string;
+            /** @description Free text, at most 255 characters. */
+            description?: string;
+            /** @description Customer email address. */
+            email: string;
+            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers, booleans or null. */
+            metadata?: {
+                [key: string]: string | number | boolean | null;
+            };
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            method: "upi";
+            /** @description Customer's full name, 1–100 characters. */
+            name: string;
+            /** @description Order id from POST /v1/orders/. */
+            order_id: string;
+            /** @description Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
+            return_url?: string;
+            /** @description With method upi (docs/payments.md, "UPI"). */
+            upi: {
+                /** @description How long the payment waits for the customer: 5 to 60 minutes (10). */
+                expiry_minutes?: number;
+                /**
+                 * @description `intent` (a upi://pay link for a UPI app, on a phone), `qr` (the same link as a QR code) or `collect` (a request to `vpa`; only where enabled)
+                 * @enum {string}
+                 */
+                flow: "intent" | "qr" | "collect";
+                /** @description With flow collect (required there): the customer's VPA, name@handle. */
+                vpa?: string;
+            };
+        };
+        UpiQrAction: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            action: "upi_qr";
+            /** @description Unix seconds: when the payment stops waiting (it then fails with upi_expired) */
+            expires_at: number;
+            /** @description The QR code of `url`: a data:image/png;base64 URL */
+            qr_image: string;
+            /** @description The upi://pay link the QR code holds */
+            url: string;
         };
         /**
          * @description Seed §4.3: a wallet payment.
@@ -1264,7 +1405,7 @@ export interface components {
             name: string;
             /** @description Order id from POST /v1/orders/. */
             order_id: string;
-            /** @description Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). */
+            /** @description Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
             return_url: string;
             /** @description With method wallet: a key of `wallet` in the methods object, any case. */
             wallet: string;
@@ -2585,6 +2726,12 @@ export interface operations {
                     netbanking?: {
                         [key: string]: boolean;
                     };
+                    upi?: {
+                        /** @description UPI collect requests (where still allowed) */
+                        collect?: boolean;
+                        /** @description UPI intent links and QR codes */
+                        intent?: boolean;
+                    };
                     wallet?: {
                         [key: string]: boolean;
                     };
@@ -2602,6 +2749,14 @@ export interface operations {
                         data: {
                             netbanking: {
                                 [key: string]: string;
+                            };
+                            upi: {
+                                collect: boolean;
+                                intent: boolean;
+                                payer_account_type: {
+                                    bank_account: boolean;
+                                    credit_card: boolean;
+                                };
                             };
                             wallet: {
                                 [key: string]: string;
@@ -5028,7 +5183,7 @@ export interface operations {
                 from?: number;
                 limit?: number;
                 /** @description Only payments by this method */
-                method?: "netbanking" | "wallet";
+                method?: "netbanking" | "wallet" | "upi";
                 /** @description Only this order's payments */
                 order_id?: string;
                 /** @description Only payments in this status */
@@ -5616,6 +5771,142 @@ export interface operations {
             };
         };
     };
+    showUpiSimulator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    submitUpiSimulator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @enum {string} */
+                    choice: "success" | "failure" | "cancel" | "pending_success" | "pending_failure" | "late_success" | "expire";
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    retrieveUpiPageStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        final: boolean;
+                        status: string;
+                    };
+                };
+            };
+            /** @description The request is wrong: the error says which field and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object for this account and mode, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The headers are too large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kosh failed: retry with the same Idempotency-Key */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A database or provider cannot be reached: retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createS2SPayment: {
         parameters: {
             query?: never;
@@ -5825,10 +6116,10 @@ export interface operations {
                      *         "premium": false
                      *       },
                      *       "upi": {
-                     *         "intent": false,
+                     *         "intent": true,
                      *         "collect": false,
                      *         "payer_account_type": {
-                     *           "bank_account": false,
+                     *           "bank_account": true,
                      *           "credit_card": false
                      *         }
                      *       },

@@ -30,6 +30,7 @@ import {
   CASHFREE_DEFAULT_DECLINE,
   CASHFREE_ERRORS,
   CASHFREE_REFUND_DECLINE,
+  CASHFREE_UPI,
   CASHFREE_WALLETS,
 } from './cashfree.tables.js';
 import { parseCashfreeWebhook } from './cashfree.webhooks.js';
@@ -204,7 +205,11 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
 
   return {
     name: 'cashfree',
-    methods: { netbanking: Object.keys(CASHFREE_BANKS), wallet: Object.keys(CASHFREE_WALLETS) },
+    methods: {
+      netbanking: Object.keys(CASHFREE_BANKS),
+      wallet: Object.keys(CASHFREE_WALLETS),
+      upi: CASHFREE_UPI,
+    },
 
     async initiate(payment): Promise<InitiateResult> {
       const paymentMethod = cashfreePaymentMethod(payment);

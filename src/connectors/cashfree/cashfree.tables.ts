@@ -134,3 +134,6 @@ export const CASHFREE_REFUND_DECLINE: KoshReason = {
   code: 'refund_declined',
   reason: 'The provider refused the refund.',
 };
+
+/** The UPI flows the connector takes (`intent` covers intent and QR). */
+export const CASHFREE_UPI = { intent: false, collect: false } as const;

@@ -34,6 +34,7 @@ import {
   RAZORPAY_DEFAULT_ERROR,
   RAZORPAY_ERRORS,
   RAZORPAY_REFUSALS_TO_ASK_ABOUT,
+  RAZORPAY_UPI,
   RAZORPAY_WALLETS,
 } from './razorpay.tables.js';
 import { parseRazorpayReturn, parseRazorpayWebhook } from './razorpay.webhooks.js';
@@ -179,7 +180,11 @@ export function createRazorpayConnector(options: {
 
   return {
     name: 'razorpay',
-    methods: { netbanking: RAZORPAY_BANKS, wallet: Object.keys(RAZORPAY_WALLETS) },
+    methods: {
+      netbanking: RAZORPAY_BANKS,
+      wallet: Object.keys(RAZORPAY_WALLETS),
+      upi: RAZORPAY_UPI,
+    },
 
     async initiate(payment): Promise<InitiateResult> {
       const found = await findOrder(client, payment);

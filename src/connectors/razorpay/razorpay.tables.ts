@@ -184,3 +184,6 @@ export const RAZORPAY_REFUND_SPEEDS: Readonly<Record<ConnectorRefund['speed'], s
   normal: 'normal',
   instant: 'optimum',
 };
+
+/** The UPI flows the connector takes (`intent` covers intent and QR). */
+export const RAZORPAY_UPI = { intent: false, collect: false } as const;

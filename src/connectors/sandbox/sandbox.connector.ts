@@ -7,7 +7,21 @@ import type {
   RefundResult,
   StatusResult,
 } from '../connector.js';
+import { upiLink } from '../upi.js';
 import { SANDBOX_BANKS, SANDBOX_WALLETS, type SandboxInstrument } from './catalogue.js';
+
+/**
+ * The sandbox's UPI payee: not a real VPA (no PSP has the handle `kosh`), so no real UPI app can
+ * ever pay a sandbox payment. Kosh's sandbox UPI app (the simulator page) pays it instead.
+ */
+export const SANDBOX_UPI_PAYEE = { vpa: 'sandbox.payee@kosh', name: 'Kosh Sandbox' } as const;
+
+/**
+ * Collect requests to these VPAs settle by themselves KOSH_SANDBOX_SETTLE_SECONDS after the
+ * payment is made (approved or declined on the simulated phone); any other VPA waits for the
+ * simulator, like intent and QR.
+ */
+export const SANDBOX_COLLECT_VPAS = { success: 'success@kosh', failure: 'failure@kosh' } as const;
 
 /** Finds a sandbox bank or wallet by code, in any case. */
 export function sandboxInstrument(method: PaymentMethod, code: string): SandboxInstrument | undefined {
@@ -90,9 +104,12 @@ export interface SandboxTiming {
 export function sandboxStatus(payment: ConnectorPayment, now: Date, timing: SandboxTiming): StatusResult {
   const choice = payment.provider.data.choice;
   const pendingAt = payment.provider.pendingAt;
-  if (!isSandboxChoice(choice) || !pendingAt)
-    return { outcome: 'not_started', rawStatus: 'awaiting_customer' };
+  if (!isSandboxChoice(choice) || !pendingAt) return sandboxCollect(payment, now, timing);
   const elapsed = (now.getTime() - pendingAt.getTime()) / 1000;
+  // A UPI payment's late success comes after its own deadline (its expires_at), not the pending timeout.
+  const lateAfter = payment.upi
+    ? Math.max(0, (payment.upi.expiresAt.getTime() - pendingAt.getTime()) / 1000) + timing.settleSeconds
+    : timing.pendingTimeoutSeconds + timing.settleSeconds;
   const settled = (after: number, result: StatusResult): StatusResult =>
     elapsed >= after ? result : { outcome: 'pending', rawStatus: `${choice}:pending` };
   switch (choice) {
@@ -107,11 +124,26 @@ export function sandboxStatus(payment: ConnectorPayment, now: Date, timing: Sand
     case 'pending_failure':
       return settled(timing.settleSeconds, { ...DECLINED, rawStatus: 'pending_failure:declined' });
     case 'late_success':
-      return settled(timing.pendingTimeoutSeconds + timing.settleSeconds, {
+      return settled(lateAfter, {
         outcome: 'captured',
         rawStatus: 'late_success:captured',
       });
   }
+}
+
+/** A collect request to `success@kosh` or `failure@kosh` settles by itself; anything else waits. */
+function sandboxCollect(payment: ConnectorPayment, now: Date, timing: SandboxTiming): StatusResult {
+  const waiting: StatusResult = { outcome: 'not_started', rawStatus: 'awaiting_customer' };
+  const vpa = payment.upi?.flow === 'collect' ? payment.upi.vpa?.toLowerCase() : undefined;
+  if (vpa !== SANDBOX_COLLECT_VPAS.success && vpa !== SANDBOX_COLLECT_VPAS.failure) return waiting;
+  if ((now.getTime() - payment.createdAt.getTime()) / 1000 < timing.settleSeconds) return waiting;
+  return vpa === SANDBOX_COLLECT_VPAS.success
+    ? { outcome: 'captured', rawStatus: 'collect:approved', payerVpa: vpa }
+    : {
+        ...DECLINED,
+        errorReason: 'The customer declined the collect request.',
+        rawStatus: 'collect:declined',
+      };
 }
 
 /**
@@ -125,6 +157,30 @@ export function createSandboxConnector(deps: { clock: Clock } & SandboxTiming): 
     name: 'sandbox',
     local: true,
     async initiate(payment) {
+      if (payment.upi) {
+        const { flow } = payment.upi;
+        return {
+          outcome: 'started',
+          action: 'upi',
+          next: {
+            kind: 'upi',
+            link:
+              flow === 'collect'
+                ? null
+                : upiLink({
+                    payeeVpa: SANDBOX_UPI_PAYEE.vpa,
+                    payeeName: SANDBOX_UPI_PAYEE.name,
+                    reference: payment.id,
+                    amount: payment.amount,
+                    note: payment.description ?? `Payment ${payment.id}`,
+                  }),
+          },
+          reference: null,
+          rawStatus: 'awaiting_customer',
+          // A UPI payment is asked about until its own deadline (a collect may settle by itself).
+          reconcile: true,
+        };
+      }
       return {
         outcome: 'started',
         action: sandboxInstrument(payment.method, payment.code)?.action ?? 'html_form',

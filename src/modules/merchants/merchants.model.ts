@@ -51,6 +51,8 @@ export interface BankDetails {
 export interface MethodToggles {
   netbanking?: Record<string, boolean>;
   wallet?: Record<string, boolean>;
+  /** `intent` covers intent links and QR; `collect` only where NPCI still allows it. */
+  upi?: { intent?: boolean; collect?: boolean };
 }
 
 /** The bank account as any answer or event shows it: the number masked to its last four digits. */

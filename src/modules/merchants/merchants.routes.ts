@@ -153,9 +153,9 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService, ke
       config: partner,
       schema: {
         tags,
-        summary: 'Enable or disable the merchant’s banks and wallets',
+        summary: 'Enable or disable the merchant’s banks, wallets and UPI flows',
         description:
-          '`{"netbanking": {"HDFC": false}, "wallet": {"payzapp": true}}`: `true` enables a catalogue code, `false` removes it. Applies to the mode the merchant was onboarded in; `GET /v1/payments/methods/` reflects it.',
+          '`{"netbanking": {"HDFC": false}, "wallet": {"payzapp": true}, "upi": {"intent": true, "collect": false}}`: `true` enables a catalogue code or UPI flow, `false` removes it. Applies to the mode the merchant was onboarded in; `GET /v1/payments/methods/` reflects it (live: as far as the merchant’s connector takes it).',
         params: MidParams,
         body: MethodsBody,
         response: {
@@ -163,6 +163,14 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService, ke
             Type.Object({
               netbanking: Type.Record(Type.String(), Type.String()),
               wallet: Type.Record(Type.String(), Type.String()),
+              upi: Type.Object({
+                intent: Type.Boolean(),
+                collect: Type.Boolean(),
+                payer_account_type: Type.Object({
+                  bank_account: Type.Boolean(),
+                  credit_card: Type.Boolean(),
+                }),
+              }),
             }),
           ),
           ...errorResponses(400, 403, 404, 415),
@@ -172,7 +180,7 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService, ke
     async (request) => {
       const methods = await merchants.updateMethods(principalOf(request), request.params.mid, request.body);
       return {
-        data: { netbanking: methods.netbanking, wallet: methods.wallet },
+        data: { netbanking: methods.netbanking, wallet: methods.wallet, upi: methods.upi },
         message: 'Methods updated.',
       };
     },

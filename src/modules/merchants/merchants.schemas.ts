@@ -139,6 +139,15 @@ export const MethodsBody = Type.Object(
   {
     netbanking: Type.Optional(Toggles),
     wallet: Type.Optional(Toggles),
+    upi: Type.Optional(
+      Type.Object(
+        {
+          intent: Type.Optional(Type.Boolean({ description: 'UPI intent links and QR codes' })),
+          collect: Type.Optional(Type.Boolean({ description: 'UPI collect requests (where still allowed)' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -5,7 +5,7 @@ import { KoshError, notFound } from '../../domain/errors.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Mode, Scope } from '../../domain/scope.js';
 import type { AccountsService, Credentials } from '../accounts/accounts.service.js';
-import type { MethodsConfig } from '../methods/methods.js';
+import { type MethodsConfig, upiMethods } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { DocumentsRepo } from './documents.repo.js';
 import {
@@ -227,10 +227,10 @@ export function createMerchantsService(deps: {
 
     /** Enables or disables the merchant's banks and wallets in the mode it was onboarded in. */
     async updateMethods(scope: Scope, merchantId: string, input: MethodToggles): Promise<MethodsConfig> {
-      if (input.netbanking === undefined && input.wallet === undefined) {
+      if (input.netbanking === undefined && input.wallet === undefined && input.upi === undefined) {
         throw new KoshError(
           'invalid_body',
-          'Send netbanking and/or wallet, each an object of code → true|false.',
+          'Send netbanking and/or wallet, each an object of code → true|false, and/or upi: {"intent": bool, "collect": bool}.',
         );
       }
       return db.transaction(async (tx) => {
@@ -239,6 +239,7 @@ export function createMerchantsService(deps: {
           ...current,
           netbanking: applyToggles(current.netbanking, input.netbanking, SANDBOX_BANKS, 'netbanking'),
           wallet: applyToggles(current.wallet, input.wallet, SANDBOX_WALLETS, 'wallet'),
+          upi: upiMethods(input.upi?.intent ?? current.upi.intent, input.upi?.collect ?? current.upi.collect),
         }));
       });
     },

@@ -14,7 +14,7 @@ export interface MethodsConfig {
   wallet: Record<string, string>;
 }
 
-/** Kosh takes net banking and wallets today; cards and UPI stay false until it can take them. */
+/** Nothing enabled; cards stay false until Kosh can take them. */
 export function emptyMethods(): MethodsConfig {
   return {
     card_networks: { diners: false, amex: false, mastercard: false, rupay: false, visa: false },
@@ -34,9 +34,21 @@ export function emptyMethods(): MethodsConfig {
 export function catalogueMethods(): MethodsConfig {
   return {
     ...emptyMethods(),
+    // UPI intent and QR; collect only where an account has it (NPCI retired it for most merchants).
+    upi: upiMethods(true, false),
     netbanking: Object.fromEntries(SANDBOX_BANKS.map((bank) => [bank.code, bank.label])),
     wallet: Object.fromEntries(SANDBOX_WALLETS.map((wallet) => [wallet.code, wallet.label])),
   };
+}
+
+/** The methods object's `upi`: bank accounts pay by UPI whenever any flow is on. */
+export function upiMethods(intent: boolean, collect: boolean): MethodsConfig['upi'] {
+  return { intent, collect, payer_account_type: { bank_account: intent || collect, credit_card: false } };
+}
+
+/** The UPI flow a payment asks for, by the methods flag that enables it (`intent` covers QR). */
+export function upiEnabled(config: MethodsConfig, flow: 'intent' | 'qr' | 'collect'): boolean {
+  return flow === 'collect' ? config.upi.collect : config.upi.intent;
 }
 
 /**
@@ -46,14 +58,27 @@ export function catalogueMethods(): MethodsConfig {
  */
 export function offerable(
   config: MethodsConfig,
-  connector: { methods?: { netbanking: readonly string[]; wallet: readonly string[] } } | undefined,
+  connector:
+    | {
+        methods?: {
+          netbanking: readonly string[];
+          wallet: readonly string[];
+          upi: { intent: boolean; collect: boolean };
+        };
+      }
+    | undefined,
 ): MethodsConfig {
   if (connector && !connector.methods) return config;
-  const keep = (enabled: Record<string, string>, taken: readonly string[] | undefined) =>
-    Object.fromEntries(Object.entries(enabled).filter(([code]) => taken?.includes(code) ?? false));
+  const taken = connector?.methods;
+  const keep = (enabled: Record<string, string>, codes: readonly string[] | undefined) =>
+    Object.fromEntries(Object.entries(enabled).filter(([code]) => codes?.includes(code) ?? false));
   return {
     ...config,
-    netbanking: keep(config.netbanking, connector?.methods?.netbanking),
-    wallet: keep(config.wallet, connector?.methods?.wallet),
+    upi: upiMethods(
+      config.upi.intent && (taken?.upi.intent ?? false),
+      config.upi.collect && (taken?.upi.collect ?? false),
+    ),
+    netbanking: keep(config.netbanking, taken?.netbanking),
+    wallet: keep(config.wallet, taken?.wallet),
   };
 }

@@ -48,7 +48,7 @@ export interface PaymentStart {
   currency: string;
   from: readonly OrderStatus[];
   to: OrderStatus;
-  returnUrl: string;
+  returnUrl: string | null;
   bankDetails: object;
   at: Date;
 }
@@ -80,7 +80,7 @@ function startStatement(payment: StatementPart<'insert' | 'exists'>): PreparedSt
          ), payment AS (
            ${shift(payment.texts.insert)}
          ), moved AS (
-           UPDATE orders SET status = $7, return_url = $8, bank_details = $9, updated_at = $10
+           UPDATE orders SET status = $7, return_url = coalesce($8, orders.return_url), bank_details = $9, updated_at = $10
             WHERE EXISTS (SELECT 1 FROM payment)
               AND orders.id = $1 AND orders.account_id = $2 AND orders.mode = $3
               AND orders.status = ANY ($4::text[])
@@ -188,13 +188,13 @@ export function createOrdersRepo() {
         from: OrderStatus;
         to: OrderStatus;
         amountPaid: number;
-        returnUrl: string;
+        returnUrl: string | null;
         bankDetails: object;
         updatedAt: Date;
       },
     ): Promise<OrderRow | undefined> {
       const [row] = await tx.query<OrderRow>(
-        `UPDATE orders SET status = $4, amount_paid = $5, return_url = $6, bank_details = $7, updated_at = $8
+        `UPDATE orders SET status = $4, amount_paid = $5, return_url = coalesce($6, return_url), bank_details = $7, updated_at = $8
           WHERE id = $1 AND account_id = $2 AND mode = $3 AND status = $9
           RETURNING ${COLUMNS}`,
         [

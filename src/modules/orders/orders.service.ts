@@ -93,7 +93,7 @@ export function createOrdersService(deps: {
     async changeStatus(
       tx: Queryable,
       order: OrderRow,
-      change: { to: OrderStatus; amountPaid: number; returnUrl: string; bankDetails: object },
+      change: { to: OrderStatus; amountPaid: number; returnUrl: string | null; bankDetails: object },
     ): Promise<OrderRow | undefined> {
       return repo.changeStatus(tx, {
         accountId: order.account_id,

@@ -1,16 +1,9 @@
-import { formatMajor } from '../../domain/money.js';
 import { escapeHtml } from '../../pages/html.js';
 import type { AuthenticationView } from './authentication.service.js';
-import { bankDocument, hiddenInputs } from './html.js';
+import { amountText, bankDocument, hiddenInputs, type Page } from './html.js';
+import { renderUpiPage } from './upi.pages.js';
 
-export interface Page {
-  status: number;
-  html: string;
-  /** Origins the page's form may post to, besides its own. */
-  formTargets: string[];
-  /** Answer with a 302 to this address instead of the page. */
-  redirect?: string;
-}
+export type { Page };
 
 /**
  * The sandbox page's outcomes beyond the plain three, in the customer's words: what the simulated
@@ -34,14 +27,16 @@ const BANK_OUTCOMES: { choice: string; label: string; says: string }[] = [
   },
 ];
 
-function amountText(amount: string, currency: string): string {
-  const major = formatMajor(Number(amount), currency);
-  return currency === 'INR' ? `₹${major}` : `${major} ${currency}`;
-}
-
 /** Every value from a merchant or customer is escaped; nothing here trusts its input. */
 export function renderAuthenticationPage(view: AuthenticationView, nonce: string, selfUrl: string): Page {
   const { payment } = view;
+  if (
+    view.kind === 'upi' ||
+    view.kind === 'simulator' ||
+    view.kind === 'simulated' ||
+    view.kind === 'outcome'
+  )
+    return renderUpiPage(view, nonce, selfUrl);
   if (view.kind === 'choose') {
     const kind = payment.method === 'netbanking' ? 'Bank' : 'Wallet';
     const button = (choice: string, label: string) =>
@@ -109,6 +104,7 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
 </main>`;
     return { status: 409, html: bankDocument({ title: 'Page expired', nonce, body }), formTargets: [] };
   }
+  const returning = view.payment;
   const fields = {
     payment_id: payment.id,
     order_id: payment.order_id,
@@ -117,7 +113,7 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
   };
   const body = `<main>
   <h1>Returning to the merchant…</h1>
-  <form id="kosh-return" method="POST" action="${escapeHtml(payment.return_url)}">
+  <form id="kosh-return" method="POST" action="${escapeHtml(returning.return_url)}">
     ${hiddenInputs(fields)}
     <noscript><button type="submit">Continue to the merchant</button></noscript>
   </form>
@@ -130,7 +126,7 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
       body,
       script: "document.getElementById('kosh-return').submit();",
     }),
-    formTargets: [new URL(payment.return_url).origin],
+    formTargets: [new URL(returning.return_url).origin],
   };
 }
 

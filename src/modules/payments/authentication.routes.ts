@@ -4,7 +4,7 @@ import { SANDBOX_CHOICES, type SandboxChoice } from '../../connectors/sandbox/sa
 import { ERROR_CATALOGUE } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { toKoshError } from '../../http/errors.js';
-import { IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams } from '../../http/schemas.js';
 import { type Page, renderAuthenticationPage, renderErrorPage } from './authentication.pages.js';
 import type { AuthenticationService } from './authentication.service.js';
 import { newNonce } from './html.js';
@@ -39,6 +39,14 @@ declare module 'fastify' {
   }
 }
 
+const SimulatorBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 100 }),
+    choice: Type.Unsafe<SandboxChoice | 'expire'>({ type: 'string', enum: [...SANDBOX_CHOICES, 'expire'] }),
+  },
+  { additionalProperties: false },
+);
+
 /** Whatever a provider sends back with the browser: read by its connector, never trusted as it is. */
 const ProviderReturnFields = Type.Object(
   {},
@@ -60,7 +68,7 @@ function send(reply: FastifyReply, page: Page, nonce: string, publicOrigin: stri
     .code(page.status)
     .header(
       'Content-Security-Policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     )
     .type('text/html; charset=utf-8')
     .send(page.html);
@@ -142,6 +150,89 @@ export function registerAuthenticationRoutes(
       const self = authenticationUrl(publicUrl, request.params.id);
       return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
     },
+  );
+}
+
+/**
+ * UPI's browser-facing routes: the status Kosh's UPI page follows, and the sandbox UPI app (test
+ * mode only; a live payment is not found there).
+ */
+export function registerUpiRoutes(app: App, service: AuthenticationService, publicUrl: string): void {
+  const publicOrigin = new URL(publicUrl).origin;
+  const common = {
+    config: { auth: 'none' as const, idempotency: false as const },
+    errorHandler: pageErrorHandler(publicOrigin),
+  };
+  app.get(
+    '/v1/payments/:id/upi-status/',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['Payments'],
+        summary: 'A payment’s status, for Kosh’s UPI page (browser)',
+        description:
+          'What Kosh’s own UPI page polls to move on once the payment is final. Not proof of anything for a merchant: fetch the payment with its key.',
+        security: [],
+        params: IdParams,
+        response: {
+          200: Type.Object({ status: Type.String(), final: Type.Boolean() }),
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      return service.status(request.params.id);
+    },
+  );
+  const simulatorPage = (
+    id: string,
+    view: Awaited<ReturnType<AuthenticationService['simulator']>>,
+    reply: FastifyReply,
+  ) => {
+    const nonce = newNonce();
+    const self = `${publicUrl}/v1/payments/${encodeURIComponent(id)}/upi-simulator/`;
+    return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
+  };
+  app.get(
+    '/v1/payments/:id/upi-simulator/',
+    {
+      ...common,
+      schema: {
+        tags: ['Payments'],
+        summary: 'The sandbox UPI app (browser, test mode)',
+        description:
+          'What the sandbox QR code and app button open: the customer’s choices for a test-mode UPI payment (docs/payments.md, "UPI").',
+        security: [],
+        params: IdParams,
+        produces: ['text/html'],
+      },
+    },
+    async (request, reply) =>
+      simulatorPage(request.params.id, await service.simulator(request.params.id), reply),
+  );
+  app.post(
+    '/v1/payments/:id/upi-simulator/',
+    {
+      ...common,
+      schema: {
+        tags: ['Payments'],
+        summary: 'A choice in the sandbox UPI app (browser, test mode)',
+        description:
+          '`choice`: success, failure, cancel, pending_success, pending_failure, late_success or expire.',
+        security: [],
+        params: IdParams,
+        body: SimulatorBody,
+        consumes: ['application/x-www-form-urlencoded'],
+        produces: ['text/html'],
+      },
+    },
+    async (request, reply) =>
+      simulatorPage(
+        request.params.id,
+        await service.simulate(request.params.id, request.body.token, request.body.choice),
+        reply,
+      ),
   );
 }
 

@@ -6,8 +6,11 @@ import type { SandboxChoice } from '../../connectors/sandbox/sandbox.connector.j
 import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
+import { qrDataUrl } from '../../pages/qr.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import { isFinal } from './payment.transitions.js';
 import type { PaymentInitiation } from './payment-initiation.js';
+import { upiSimulatorUrl } from './payments.actions.js';
 import { expiryFailure, isExpired } from './payments.expiry.js';
 import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
@@ -22,7 +25,26 @@ export type AuthenticationView =
   /** The provider's own page: a GET to it, or an auto-submitting POST of its fields. */
   | { kind: 'provider'; payment: PaymentRow; next: Extract<NextStep, { kind: 'redirect' | 'form' }> }
   /** The auto-submitting POST back to the merchant's return_url. */
-  | { kind: 'return'; payment: PaymentRow; signature: string }
+  | { kind: 'return'; payment: PaymentRow & { return_url: string }; signature: string }
+  /** A final UPI payment without a return_url: the outcome, shown by Kosh. */
+  | { kind: 'outcome'; payment: PaymentRow; merchantName: string }
+  /**
+   * Kosh's UPI page: the QR (wide screens) or the app button (phones) of `link`, or the collect
+   * request's wait; `link` is the sandbox UPI app's address in test mode.
+   */
+  | {
+      kind: 'upi';
+      payment: PaymentRow;
+      merchantName: string;
+      link: string | null;
+      /** The QR code of `link` (a data: URL). */
+      qr: string | null;
+      sandbox: boolean;
+    }
+  /** The sandbox UPI app (test mode): the customer's choices for a UPI payment. */
+  | { kind: 'simulator'; payment: PaymentRow; merchantName: string; token: string }
+  /** The sandbox UPI app after a choice: the payment as it stands now. */
+  | { kind: 'simulated'; payment: PaymentRow; choice: SandboxChoice | 'expire' }
   /** A used or replaced token: nothing changed; the customer reloads the page. */
   | { kind: 'stale'; payment: PaymentRow }
   /** The provider cannot be reached right now: nothing changed; the customer tries again. */
@@ -74,12 +96,79 @@ export function createAuthenticationService(deps: {
   }
 
   async function returnView(payment: PaymentRow): Promise<AuthenticationView> {
+    const { return_url } = payment;
+    if (return_url === null) {
+      const account = await accounts.getAccount(payment.account_id);
+      return { kind: 'outcome', payment, merchantName: account.name };
+    }
     const secret = await payments.returnSigningSecret(payment.account_id, payment.mode);
     return {
       kind: 'return',
-      payment,
+      payment: { ...payment, return_url },
       signature: signReturn(secret, payment.id, payment.order_id, payment.status),
     };
+  }
+
+  /**
+   * A UPI payment's page: waits while it is open (created, or pending at the bank), started at the
+   * provider first when its answer was lost; once final, sends the browser back.
+   */
+  async function upiView(found: PaymentRow): Promise<AuthenticationView> {
+    let payment = found;
+    if (isFinal(payment.status)) return returnView(payment);
+    if (!payment.provider_next && payment.status === 'created') {
+      payment = await initiation.start(payment, await connectors.forPayment(payment));
+      if (isFinal(payment.status)) return returnView(payment);
+    }
+    const next = payment.provider_next;
+    if (next?.kind !== 'upi') return { kind: 'unavailable', payment };
+    const account = await accounts.getAccount(payment.account_id);
+    const sandbox = payment.mode === 'test';
+    const link = sandbox && next.link !== null ? upiSimulatorUrl(publicUrl, payment.id) : next.link;
+    const qr = link === null ? null : await qrDataUrl(link);
+    return { kind: 'upi', payment, merchantName: account.name, link, qr, sandbox };
+  }
+
+  /** The customer's choice: pending with the choice recorded, then the simulated answer applied. */
+  async function record(
+    payment: PaymentRow,
+    token: string,
+    choice: SandboxChoice,
+  ): Promise<PaymentRow | 'stale'> {
+    const now = clock.now();
+    const firstAsk = nextSyncAt({ ...payment, status: 'pending', pending_at: now }, 0, now, deadlines);
+    const pending = await db.transaction((tx) =>
+      states.move(tx, payment, 'customer_acted', {
+        tokenHash: hashToken(token),
+        providerData: { choice },
+        nextSyncAt: firstAsk,
+      }),
+    );
+    if (!pending) {
+      const current = (await repo.findById(db, payment.id)) ?? payment;
+      return current.status === 'created' ? 'stale' : current;
+    }
+    try {
+      const connector = await connectors.forPayment(pending);
+      const answer = await connector.status(toConnectorPayment(pending, publicUrl));
+      await states.apply(pending.id, answer, { asked: false });
+    } catch (error) {
+      if (error instanceof CallInTransactionError) throw error;
+      // The choice is recorded; the reconciler reaches the same outcome. The customer goes back
+      // to the merchant with the payment as it stands (pending).
+      log.warn(
+        { err: error, payment_id: pending.id },
+        'recording the sandbox outcome failed; the reconciler will',
+      );
+    }
+    return (await repo.findById(db, pending.id)) ?? pending;
+  }
+
+  /** A test-mode UPI payment still waiting for its customer, for the sandbox UPI app. */
+  async function simulatable(paymentId: string): Promise<PaymentRow> {
+    const payment = await load(paymentId);
+    if (payment.mode !== 'test' || payment.method !== 'upi') throw notFound('payment', paymentId);
+    return payment;
   }
 
   async function sandboxPage(payment: PaymentRow): Promise<AuthenticationView> {
@@ -100,6 +189,7 @@ export function createAuthenticationService(deps: {
      */
     async view(paymentId: string, browser: BrowserDetails): Promise<AuthenticationView> {
       let payment = await load(paymentId);
+      if (payment.method === 'upi') return upiView(payment);
       if (payment.status !== 'created') return returnView(payment);
       const connector = await connectors.forPayment(payment);
       // The provider's answer to the start was lost (a timeout, an unreadable page): start again.
@@ -125,36 +215,50 @@ export function createAuthenticationService(deps: {
     async choose(paymentId: string, token: string, choice: SandboxChoice): Promise<AuthenticationView> {
       const payment = await load(paymentId);
       if (payment.status !== 'created') return returnView(payment);
-      if (payment.provider_next?.kind !== 'sandbox') {
+      if (payment.provider_next?.kind !== 'sandbox' || payment.method === 'upi') {
         throw new KoshError('state_conflict', 'This payment is authenticated at its provider, not here.');
       }
-      const now = clock.now();
-      const firstAsk = nextSyncAt({ ...payment, status: 'pending', pending_at: now }, 0, now, deadlines);
-      const pending = await db.transaction((tx) =>
-        states.move(tx, payment, 'customer_acted', {
-          tokenHash: hashToken(token),
-          providerData: { choice },
-          nextSyncAt: firstAsk,
-        }),
-      );
-      if (!pending) {
-        const current = (await repo.findById(db, payment.id)) ?? payment;
-        return current.status === 'created' ? { kind: 'stale', payment: current } : returnView(current);
+      const recorded = await record(payment, token, choice);
+      return recorded === 'stale' ? { kind: 'stale', payment } : returnView(recorded);
+    },
+
+    /** The payment's status for Kosh's UPI page to follow (no key: the payment id is the capability). */
+    async status(paymentId: string): Promise<{ status: PaymentRow['status']; final: boolean }> {
+      const payment = await load(paymentId);
+      return { status: payment.status, final: isFinal(payment.status) };
+    },
+
+    /** GET of the sandbox UPI app: its choices, bound to this page by a fresh single-use token. */
+    async simulator(paymentId: string): Promise<AuthenticationView> {
+      const payment = await simulatable(paymentId);
+      if (payment.status !== 'created') return { kind: 'simulated', payment, choice: 'expire' };
+      const token = randomBytes(32).toString('base64url');
+      if (!(await repo.setTokenHash(db, payment.id, hashToken(token)))) {
+        return {
+          kind: 'simulated',
+          payment: (await repo.findById(db, payment.id)) ?? payment,
+          choice: 'expire',
+        };
       }
-      try {
-        const connector = await connectors.forPayment(pending);
-        const answer = await connector.status(toConnectorPayment(pending, publicUrl));
-        await states.apply(pending.id, answer, { asked: false });
-      } catch (error) {
-        if (error instanceof CallInTransactionError) throw error;
-        // The choice is recorded; the reconciler reaches the same outcome. The customer goes back
-        // to the merchant with the payment as it stands (pending).
-        log.warn(
-          { err: error, payment_id: pending.id },
-          'recording the sandbox outcome failed; the reconciler will',
-        );
-      }
-      return returnView((await repo.findById(db, pending.id)) ?? pending);
+      const account = await accounts.getAccount(payment.account_id);
+      return { kind: 'simulator', payment, merchantName: account.name, token };
+    },
+
+    /**
+     * POST of the sandbox UPI app: the choice is recorded as on the sandbox bank page; `expire`
+     * records nothing (the payment fails with upi_expired at its expires_at).
+     */
+    async simulate(
+      paymentId: string,
+      token: string,
+      choice: SandboxChoice | 'expire',
+    ): Promise<AuthenticationView> {
+      const payment = await simulatable(paymentId);
+      if (payment.status !== 'created' || choice === 'expire') return { kind: 'simulated', payment, choice };
+      const recorded = await record(payment, token, choice);
+      return recorded === 'stale'
+        ? { kind: 'stale', payment }
+        : { kind: 'simulated', payment: recorded, choice };
     },
   };
 }

@@ -1,8 +1,25 @@
 import { randomBytes } from 'node:crypto';
+import { formatMajor } from '../../domain/money.js';
 import { escapeHtml, html, htmlDocument, trusted } from '../../pages/html.js';
 
 // The payment pages' fields and the fakes in test/ escape with the shared helper.
 export { escapeHtml };
+
+/** A rendered browser page of a payment. */
+export interface Page {
+  status: number;
+  html: string;
+  /** Origins the page's form may post to, besides its own. */
+  formTargets: string[];
+  /** Answer with a 302 to this address instead of the page. */
+  redirect?: string;
+}
+
+/** `₹1,234.00` for rupees; `12.50 USD` for any other currency. */
+export function amountText(amount: string, currency: string): string {
+  const major = formatMajor(Number(amount), currency);
+  return currency === 'INR' ? `₹${major}` : `${major} ${currency}`;
+}
 
 export function newNonce(): string {
   return randomBytes(16).toString('base64');
@@ -26,16 +43,21 @@ button{flex:1;padding:.7rem;border:0;border-radius:.3rem;font-size:1rem;cursor:p
 .outcomes button{background:#e8ecf5;color:#1d2330;font-size:.9rem}.says{color:#556;font-size:.85rem}
 @media (max-width:30rem){body{padding:1rem}.outcomes li{grid-template-columns:1fr}}`;
 
-/** A bank page; `nonce` authorises its one style element and at most one script. */
+/**
+ * A bank page; `nonce` authorises its one style element (the common style and the page's own
+ * `style`) and at most one script. `head` is trusted markup for the head (a refresh fallback).
+ */
 export function bankDocument(options: {
   title: string;
   nonce: string;
   body: string;
   script?: string;
+  style?: string;
+  head?: string;
 }): string {
   return htmlDocument({
     title: options.title,
-    head: html`<style nonce="${options.nonce}">${trusted(STYLE)}</style>`,
+    head: html`${trusted(options.head ?? '')}<style nonce="${options.nonce}">${trusted(STYLE + (options.style ?? ''))}</style>`,
     body: html`${trusted(options.body)}${
       options.script ? html`\n<script nonce="${options.nonce}">${trusted(options.script)}</script>` : ''
     }`,

@@ -9,7 +9,7 @@ import { nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
 
 export type MerchantAction = 'html_form' | 'redirect';
 
-/** The action Kosh answered (or will answer) in `next[0]` for a started payment. */
+/** The action Kosh answered (or will answer) in `next[0]` for a started bank or wallet payment. */
 export function actionOf(row: Pick<PaymentRow, 'provider_data'>): MerchantAction {
   return row.provider_data.action === 'html_form' ? 'html_form' : 'redirect';
 }
@@ -30,9 +30,16 @@ export function createPaymentInitiation(deps: {
 }) {
   const { db, repo, states, clock, deadlines, publicUrl, log } = deps;
 
-  const firstSync = (createdAt: Date, now: Date) =>
+  const firstSync = (createdAt: Date, now: Date, expiresAt: Date | null) =>
     nextSyncAt(
-      { status: 'created', created_at: createdAt, pending_at: null, error_code: null, refund_due: false },
+      {
+        status: 'created',
+        created_at: createdAt,
+        pending_at: null,
+        error_code: null,
+        refund_due: false,
+        expires_at: expiresAt,
+      },
       0,
       now,
       deadlines,
@@ -43,13 +50,14 @@ export function createPaymentInitiation(deps: {
     result: Extract<InitiateResult, { outcome: 'started' }>,
     createdAt: Date,
     now: Date,
+    expiresAt: Date | null,
   ): Initiation {
     return {
       reference: result.reference,
       rawStatus: result.rawStatus,
       next: result.next,
       data: { ...result.data, action: result.action },
-      nextSyncAt: result.reconcile ? firstSync(createdAt, now) : null,
+      nextSyncAt: result.reconcile ? firstSync(createdAt, now, expiresAt) : null,
     };
   }
 
@@ -69,8 +77,12 @@ export function createPaymentInitiation(deps: {
     const now = clock.now();
     if (result.outcome === 'started') {
       return (
-        (await repo.recordInitiation(db, payment.id, fromResult(result, payment.created_at, now), now)) ??
-        payment
+        (await repo.recordInitiation(
+          db,
+          payment.id,
+          fromResult(result, payment.created_at, now, payment.expires_at),
+          now,
+        )) ?? payment
       );
     }
     if (result.outcome === 'failed') {
@@ -97,7 +109,7 @@ export function createPaymentInitiation(deps: {
       // A browser step that could not be taken stays to be taken again on the next visit.
       next: payment.provider_next,
       data: {},
-      nextSyncAt: firstSync(payment.created_at, now),
+      nextSyncAt: firstSync(payment.created_at, now, payment.expires_at),
     };
     return (await repo.recordInitiation(db, payment.id, unknown, now)) ?? payment;
   }

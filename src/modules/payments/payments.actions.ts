@@ -1,10 +1,17 @@
-import type { PaymentMethod } from '../../domain/payment-methods.js';
+import { unixSeconds } from '../../domain/clock.js';
+import type { PaymentMethod, UpiFlow } from '../../domain/payment-methods.js';
+import { qrDataUrl } from '../../pages/qr.js';
 import { escapeHtml, hiddenInputs } from './html.js';
 import type { Action } from './payments.model.js';
 
 /** `{publicUrl}/v1/payments/<id>/authentication/`; the public address comes from configuration, never a request. */
 export function authenticationUrl(publicUrl: string, paymentId: string): string {
   return `${publicUrl}/v1/payments/${encodeURIComponent(paymentId)}/authentication/`;
+}
+
+/** `{publicUrl}/v1/payments/<id>/upi-simulator/`: the sandbox UPI app (test mode). */
+export function upiSimulatorUrl(publicUrl: string, paymentId: string): string {
+  return `${publicUrl}/v1/payments/${encodeURIComponent(paymentId)}/upi-simulator/`;
 }
 
 /**
@@ -40,4 +47,23 @@ export function buildAction(
 </html>
 `;
   return { action: 'html_form', html_content: html };
+}
+
+/**
+ * A UPI payment's `next` (docs/payments.md, "UPI"): how the merchant shows it (`upi_intent`,
+ * `upi_qr` with the QR of the link, `upi_collect`), then always the redirect to Kosh's own UPI page.
+ * Without the provider's link (its answer to the start was lost, or it refused) there is only the
+ * redirect: Kosh's page starts the payment again, or shows the outcome.
+ */
+export async function buildUpiActions(
+  payment: { id: string; flow: UpiFlow; link: string | null; expiresAt: Date; started: boolean },
+  publicUrl: string,
+): Promise<Action[]> {
+  const page: Action = { action: 'redirect', url: authenticationUrl(publicUrl, payment.id) };
+  const expires_at = unixSeconds(payment.expiresAt);
+  if (!payment.started) return [page];
+  if (payment.flow === 'collect') return [{ action: 'upi_collect', expires_at }, page];
+  if (payment.link === null) return [page];
+  if (payment.flow === 'intent') return [{ action: 'upi_intent', url: payment.link, expires_at }, page];
+  return [{ action: 'upi_qr', url: payment.link, qr_image: await qrDataUrl(payment.link), expires_at }, page];
 }

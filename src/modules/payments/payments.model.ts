@@ -1,15 +1,25 @@
 import type { ConnectorPayment } from '../../connectors/connector.js';
+import { maskVpa } from '../../connectors/upi.js';
 import { unixSeconds } from '../../domain/clock.js';
 import type { Metadata } from '../../domain/metadata.js';
 import type { CreatedRange, PageQuery } from '../../domain/pagination.js';
-import type { PaymentMethod } from '../../domain/payment-methods.js';
+import type { PaymentMethod, UpiFlow } from '../../domain/payment-methods.js';
 import type { PaymentStatus } from './payment.transitions.js';
 import type { PaymentRow } from './payments.repo.js';
 
+/** How a UPI payment is taken: its flow, the customer's VPA (collect only) and how long it waits. */
+export interface UpiRequest {
+  flow: UpiFlow;
+  vpa?: string;
+  /** 5 to 60; 10 when absent. */
+  expiry_minutes?: number;
+}
+
 /**
  * What starting a payment takes (seed §4.2 net banking, §4.3 wallet: one body, `bank` with
- * netbanking, `wallet` with wallet). The API's schema checks shapes and lengths;
- * `payments.validation.ts` the formats and which of `bank` / `wallet` goes with the method.
+ * netbanking, `wallet` with wallet; `upi` with upi, where `return_url` is optional). The API's
+ * schema checks shapes and lengths; `payments.validation.ts` the formats and which of `bank` /
+ * `wallet` / `upi` goes with the method.
  */
 export interface CreatePayment {
   amount: number;
@@ -18,21 +28,29 @@ export interface CreatePayment {
   name: string;
   email: string;
   order_id: string;
-  return_url: string;
+  return_url?: string;
   method: PaymentMethod;
   bank?: string;
   wallet?: string;
+  upi?: UpiRequest;
   description?: string;
   metadata?: Metadata;
 }
 
-/** What the merchant's page does next to authenticate the customer (`next[0]` of seed §2.2, §4.4). */
+/**
+ * What the merchant's page does next to authenticate the customer (`next[0]` of seed §2.2, §4.4;
+ * for UPI, docs/payments.md "UPI": `upi_intent`, `upi_qr` or `upi_collect`, then a redirect).
+ */
 export interface Action {
-  action: 'html_form' | 'redirect';
+  action: 'html_form' | 'redirect' | 'upi_intent' | 'upi_qr' | 'upi_collect';
   /** A complete HTML document (html_form). */
   html_content?: string;
-  /** Absolute URL to navigate the browser to (redirect). */
+  /** Absolute URL to navigate the browser to (redirect), or the upi://pay link (upi_intent, upi_qr). */
   url?: string;
+  /** The QR code of `url` as a data: URL (upi_qr). */
+  qr_image?: string;
+  /** When the UPI payment stops waiting for the customer, in Unix seconds (upi_*). */
+  expires_at?: number;
 }
 
 /** A started payment: its id and what comes next (the seed fixes this shape: no envelope). */
@@ -55,6 +73,17 @@ export interface PaymentListFilter extends PageQuery, CreatedRange {
   contact?: string;
 }
 
+/** A UPI payment's details (VPAs masked); null on the other methods. */
+export interface PaymentUpi {
+  flow: UpiFlow;
+  /** The VPA a collect request went to, masked; null for intent and QR. */
+  vpa: string | null;
+  /** The VPA that paid, masked, when the provider tells it. */
+  payer_vpa: string | null;
+  /** Unix seconds: when the payment stops waiting for the customer (it then fails with upi_expired). */
+  expires_at: number;
+}
+
 /** null while nothing is refunded; `partial` or `full` as its pending and processed refunds add up. */
 export type PaymentRefundStatus = 'partial' | 'full' | null;
 
@@ -69,6 +98,7 @@ export interface Payment {
   method: PaymentMethod;
   bank: string | null;
   wallet: string | null;
+  upi: PaymentUpi | null;
   email: string;
   contact: string;
   name: string;
@@ -107,6 +137,7 @@ export function toPayment(row: PaymentRow): Payment {
     method: row.method,
     bank: row.bank,
     wallet: row.wallet,
+    upi: upiOf(row),
     email: row.email,
     contact: row.contact,
     name: row.name,
@@ -123,6 +154,16 @@ export function toPayment(row: PaymentRow): Payment {
     tax: row.tax === null ? null : Number(row.tax),
     amount_refunded: Number(row.amount_refunded),
     refund_status: refundStatusOf(Number(row.amount_refunded), Number(row.amount)),
+  };
+}
+
+function upiOf(row: PaymentRow): PaymentUpi | null {
+  if (!row.upi_flow || !row.expires_at) return null;
+  return {
+    flow: row.upi_flow,
+    vpa: row.upi_vpa === null ? null : maskVpa(row.upi_vpa),
+    payer_vpa: row.upi_payer_vpa === null ? null : maskVpa(row.upi_payer_vpa),
+    expires_at: unixSeconds(row.expires_at),
   };
 }
 
@@ -155,6 +196,9 @@ export type ConnectorFacts = Pick<
   | 'provider_status'
   | 'provider_data'
   | 'pending_at'
+  | 'upi_flow'
+  | 'upi_vpa'
+  | 'expires_at'
 >;
 
 /** The payment as a connector sees it: the facts of the row and what the provider said before. */
@@ -167,6 +211,10 @@ export function toConnectorPayment(row: ConnectorFacts, publicUrl: string): Conn
     currency: row.currency,
     method: row.method,
     code: row.bank ?? row.wallet ?? '',
+    upi:
+      row.upi_flow && row.expires_at
+        ? { flow: row.upi_flow, vpa: row.upi_vpa, expiresAt: row.expires_at }
+        : null,
     customer: { name: row.name, email: row.email, contact: row.contact },
     description: row.description,
     createdAt: row.created_at,
@@ -181,7 +229,10 @@ export function toConnectorPayment(row: ConnectorFacts, publicUrl: string): Conn
 }
 
 /** The order's `bank_details` for a payment: what was chosen and its customer label. */
-export function bankDetailsOf(row: Pick<PaymentRow, 'method' | 'bank' | 'wallet' | 'instrument_name'>) {
+export function bankDetailsOf(
+  row: Pick<PaymentRow, 'method' | 'bank' | 'wallet' | 'instrument_name' | 'upi_flow'>,
+) {
+  if (row.method === 'upi') return { method: 'upi', flow: row.upi_flow };
   return row.method === 'netbanking'
     ? { method: 'netbanking', bank: row.bank, bank_name: row.instrument_name }
     : { method: 'wallet', wallet: row.wallet, wallet_name: row.instrument_name };

@@ -1,7 +1,7 @@
 import type { NextStep } from '../../connectors/connector.js';
 import type { Queryable, StatementPart } from '../../db/db.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import type { PaymentMethod } from '../../domain/payment-methods.js';
+import type { PaymentMethod, UpiFlow } from '../../domain/payment-methods.js';
 import type { Mode } from '../../domain/scope.js';
 import type { PaymentStatus } from './payment.transitions.js';
 import { paymentQueueQueries } from './payments.queues.repo.js';
@@ -58,12 +58,14 @@ export interface NewPayment {
   name: string;
   description: string | null;
   metadata: object;
-  returnUrl: string;
+  returnUrl: string | null;
   connector: string;
   connectorAccountId: string | null;
   createdAt: Date;
   /** Known before the insert only for a connector that never leaves the process (the sandbox). */
   initiation: Initiation | null;
+  /** A UPI payment's flow, the customer's VPA (collect) and its deadline; null otherwise. */
+  upi: { flow: UpiFlow; vpa: string | null; expiresAt: Date } | null;
 }
 
 /**
@@ -76,13 +78,14 @@ export interface NewPayment {
 export type PaymentInsert = StatementPart<'insert' | 'exists'>;
 
 const START_INSERT = {
-  name: 'payment_v3',
+  name: 'payment_v4',
   texts: {
     insert: `INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
              instrument_name, email, contact, name, description, metadata, return_url, connector, created_at, updated_at,
-             connector_account_id, provider_reference, provider_status, provider_next, provider_data, next_sync_at)
+             connector_account_id, provider_reference, provider_status, provider_next, provider_data, next_sync_at,
+             upi_flow, upi_vpa, expires_at)
            SELECT $1, $2, $3, $4, $5, $6, 'created', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18,
-                  $19, $20, $21, $22, $23, $24
+                  $19, $20, $21, $22, $23, $24, $25, $26, $27
              FROM gate
            ON CONFLICT (id) DO NOTHING
            RETURNING id`,
@@ -113,6 +116,7 @@ export interface ProviderFacts {
   bankReference?: string | null;
   fee?: number | null;
   tax?: number | null;
+  payerVpa?: string | null;
   data?: Record<string, unknown>;
 }
 
@@ -149,6 +153,9 @@ export function createPaymentsRepo() {
           initiation?.next ?? null,
           initiation?.data ?? {},
           initiation?.nextSyncAt ?? null,
+          p.upi?.flow ?? null,
+          p.upi?.vpa ?? null,
+          p.upi?.expiresAt ?? null,
         ],
       };
     },
@@ -311,7 +318,8 @@ export function createPaymentsRepo() {
             SET provider_status = coalesce($3, provider_status), provider_reference = coalesce($4, provider_reference),
                 bank_reference = coalesce($5, bank_reference), fee = coalesce($6, fee), tax = coalesce($7, tax),
                 provider_data = provider_data || $8::jsonb, next_sync_at = $9,
-                sync_attempts = sync_attempts + CASE WHEN $10::boolean THEN 1 ELSE 0 END, updated_at = $11
+                sync_attempts = sync_attempts + CASE WHEN $10::boolean THEN 1 ELSE 0 END, updated_at = $11,
+                upi_payer_vpa = coalesce($12, upi_payer_vpa)
           WHERE id = $1 AND status = $2
           RETURNING ${PAYMENT_COLUMNS}`,
         [
@@ -326,6 +334,7 @@ export function createPaymentsRepo() {
           schedule.nextSyncAt,
           schedule.asked,
           at,
+          facts.payerVpa ?? null,
         ],
       );
       return row;

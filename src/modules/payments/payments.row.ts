@@ -1,5 +1,5 @@
 import type { NextStep } from '../../connectors/connector.js';
-import type { PaymentMethod } from '../../domain/payment-methods.js';
+import type { PaymentMethod, UpiFlow } from '../../domain/payment-methods.js';
 import type { Mode } from '../../domain/scope.js';
 import type { PaymentStatus } from './payment.transitions.js';
 
@@ -21,7 +21,7 @@ export interface PaymentRow {
   name: string;
   description: string | null;
   metadata: Record<string, unknown>;
-  return_url: string;
+  return_url: string | null;
   connector: string;
   connector_account_id: string | null;
   provider_reference: string | null;
@@ -42,9 +42,15 @@ export interface PaymentRow {
   amount_refunded: string;
   sync_attempts: number;
   next_sync_at: Date | null;
+  upi_flow: UpiFlow | null;
+  upi_vpa: string | null;
+  upi_payer_vpa: string | null;
+  /** A UPI payment's own deadline; null for the other methods. */
+  expires_at: Date | null;
 }
 
 export const PAYMENT_COLUMNS = `id, account_id, mode, order_id, amount, currency, status, method, bank, wallet, instrument_name,
   email, contact, name, description, metadata, return_url, connector, connector_account_id, provider_reference,
   provider_status, provider_next, provider_data, bank_reference, fee, tax, error_code, error_reason, created_at,
-  updated_at, captured_at, pending_at, authorised_at, refund_due, amount_refunded, sync_attempts, next_sync_at`;
+  updated_at, captured_at, pending_at, authorised_at, refund_due, amount_refunded, sync_attempts, next_sync_at,
+  upi_flow, upi_vpa, upi_payer_vpa, expires_at`;

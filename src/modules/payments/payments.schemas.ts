@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { PAYMENT_METHODS } from '../../domain/payment-methods.js';
+import { PAYMENT_METHODS, UPI_FLOWS } from '../../domain/payment-methods.js';
 import {
   CreatedBetween,
   enumParameter,
@@ -18,10 +18,17 @@ import type {
 } from './payments.model.js';
 
 /** An enum (not a union of constants) so that a wrong value is answered with the allowed ones. */
-const PaymentMethod = Type.Unsafe<'netbanking' | 'wallet'>({
+const PaymentMethod = Type.Unsafe<'netbanking' | 'wallet' | 'upi'>({
   type: 'string',
-  enum: ['netbanking', 'wallet'],
-  description: '`netbanking` (send `bank`) or `wallet` (send `wallet`)',
+  enum: ['netbanking', 'wallet', 'upi'],
+  description: '`netbanking` (send `bank`), `wallet` (send `wallet`) or `upi` (send `upi`)',
+});
+
+const UpiFlowParameter = Type.Unsafe<(typeof UPI_FLOWS)[number]>({
+  type: 'string',
+  enum: [...UPI_FLOWS],
+  description:
+    '`intent` (a upi://pay link for a UPI app, on a phone), `qr` (the same link as a QR code) or `collect` (a request to `vpa`; only where enabled)',
 });
 
 const Text = (maxLength: number, description: string) => Type.String({ maxLength, description });
@@ -42,13 +49,31 @@ export const CreatePaymentBody = Type.Object(
     name: Text(200, "Customer's full name, 1–100 characters."),
     email: Text(254, 'Customer email address.'),
     order_id: Text(100, 'Order id from POST /v1/orders/.'),
-    return_url: Text(
-      2000,
-      'Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]).',
+    return_url: Type.Optional(
+      Text(
+        2000,
+        'Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi.',
+      ),
     ),
     method: PaymentMethod,
     bank: Type.Optional(Text(40, 'With method netbanking: a key of `netbanking` in the methods object.')),
     wallet: Type.Optional(Text(40, 'With method wallet: a key of `wallet` in the methods object, any case.')),
+    upi: Type.Optional(
+      Type.Object(
+        {
+          flow: UpiFlowParameter,
+          vpa: Type.Optional(
+            Text(255, "With flow collect (required there): the customer's VPA, name@handle."),
+          ),
+          expiry_minutes: Type.Optional(
+            Type.Integer({
+              description: 'How long the payment waits for the customer: 5 to 60 minutes (10).',
+            }),
+          ),
+        },
+        { additionalProperties: false, description: 'With method upi (docs/payments.md, "UPI").' },
+      ),
+    ),
     description: Type.Optional(Text(255, 'Free text, at most 255 characters.')),
     metadata: Type.Optional(Metadata),
   },
@@ -57,9 +82,26 @@ export const CreatePaymentBody = Type.Object(
 export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
 
 export const Action = Type.Object({
-  action: Type.Union([Type.Literal('html_form'), Type.Literal('redirect')]),
+  action: Type.Union([
+    Type.Literal('html_form'),
+    Type.Literal('redirect'),
+    Type.Literal('upi_intent'),
+    Type.Literal('upi_qr'),
+    Type.Literal('upi_collect'),
+  ]),
   html_content: Type.Optional(Type.String({ description: 'A complete HTML document (html_form)' })),
-  url: Type.Optional(Type.String({ description: 'Absolute URL to navigate the browser to (redirect)' })),
+  url: Type.Optional(
+    Type.String({
+      description:
+        'Absolute URL to navigate the browser to (redirect), or the upi://pay link (upi_intent, upi_qr)',
+    }),
+  ),
+  qr_image: Type.Optional(
+    Type.String({ description: 'The QR code of `url` as a data:image/png;base64 URL (upi_qr)' }),
+  ),
+  expires_at: Type.Optional(
+    Type.Integer({ description: 'Unix seconds: when the UPI payment stops waiting for the customer' }),
+  ),
 });
 export type Action = Static<typeof Action>;
 
@@ -81,6 +123,20 @@ export const Payment = Type.Object({
   method: oneOf(PAYMENT_METHODS),
   bank: Nullable(Type.String()),
   wallet: Nullable(Type.String()),
+  upi: Type.Union(
+    [
+      Type.Object({
+        flow: oneOf(UPI_FLOWS),
+        vpa: Nullable(Type.String({ description: 'The VPA a collect request went to, masked' })),
+        payer_vpa: Nullable(
+          Type.String({ description: 'The VPA that paid, masked, when the provider tells it' }),
+        ),
+        expires_at: Type.Integer({ description: 'Unix seconds: when it stops waiting (then upi_expired)' }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'A UPI payment’s details; null for net banking and wallets' },
+  ),
   email: Type.String(),
   contact: Type.String(),
   name: Type.String(),
@@ -91,7 +147,7 @@ export const Payment = Type.Object({
   error_code: Nullable(
     Type.String({
       description:
-        'payment_declined, payment_cancelled, payment_expired, payment_timed_out, order_already_paid, …',
+        'payment_declined, payment_cancelled, payment_expired, payment_timed_out, upi_expired, order_already_paid, …',
     }),
   ),
   error_reason: Nullable(Type.String()),
@@ -102,7 +158,9 @@ export const Payment = Type.Object({
     description:
       'When the bank authorised the money; on a failed payment (`order_already_paid`) it means the money goes back to the customer.',
   }),
-  bank_reference: Nullable(Type.String({ description: "The bank's reference for the transfer, when known" })),
+  bank_reference: Nullable(
+    Type.String({ description: "The bank's reference for the transfer (for UPI its RRN), when known" }),
+  ),
   fee: Type.Union([Type.Integer(), Type.Null()], {
     description: "The provider's fee in sub-units, when given",
   }),

@@ -7,12 +7,12 @@ import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, timeRange, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
-import { offerable } from '../methods/methods.js';
+import { type MethodsConfig, offerable, upiEnabled } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { OrderRow } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
-import { actionOf, type MerchantAction, type PaymentInitiation } from './payment-initiation.js';
-import { buildAction } from './payments.actions.js';
+import { actionOf, type PaymentInitiation } from './payment-initiation.js';
+import { buildAction, buildUpiActions } from './payments.actions.js';
 import {
   bankDetailsOf,
   type ConnectorFacts,
@@ -23,8 +23,8 @@ import {
   toConnectorPayment,
   toPayment,
 } from './payments.model.js';
-import type { NewPayment, PaymentsRepo } from './payments.repo.js';
-import { canonicalKey, checkPaymentFields } from './payments.validation.js';
+import type { NewPayment, PaymentRow, PaymentsRepo } from './payments.repo.js';
+import { canonicalKey, checkPaymentFields, UPI_EXPIRY_MINUTES } from './payments.validation.js';
 
 export { toPayment } from './payments.model.js';
 
@@ -73,7 +73,41 @@ function factsOf(payment: NewPayment): ConnectorFacts {
     provider_status: null,
     provider_data: {},
     pending_at: null,
+    upi_flow: payment.upi?.flow ?? null,
+    upi_vpa: payment.upi?.vpa ?? null,
+    expires_at: payment.upi?.expiresAt ?? null,
   };
+}
+
+/** What a payment is taken by: its bank or wallet key and label, or UPI; refused when not enabled. */
+function instrumentOf(
+  input: CreatePayment,
+  enabled: MethodsConfig,
+): { bank: string | null; wallet: string | null; label: string } | KoshError {
+  if (input.method === 'upi') {
+    const flow = input.upi?.flow ?? 'intent';
+    if (upiEnabled(enabled, flow)) return { bank: null, wallet: null, label: 'UPI' };
+    return new KoshError(
+      'method_not_enabled',
+      `UPI ${flow} is not enabled for this account; see 'upi' in GET /v1/payments/methods/.`,
+      'upi.flow',
+    );
+  }
+  const field = input.method === 'netbanking' ? 'bank' : 'wallet';
+  const code = (input.method === 'netbanking' ? input.bank : input.wallet) ?? '';
+  const offered = enabled[input.method];
+  const key = canonicalKey(offered, code);
+  if (key === undefined) {
+    return new KoshError(
+      'method_not_enabled',
+      `${field} '${code}' is not enabled for this account; use a key of '${input.method}' from GET /v1/payments/methods/.`,
+      field,
+    );
+  }
+  const label = offered[key] ?? key;
+  return input.method === 'netbanking'
+    ? { bank: key, wallet: null, label }
+    : { bank: null, wallet: key, label };
 }
 
 export interface CreatePaymentOptions {
@@ -126,20 +160,9 @@ export function createPaymentsService(deps: {
         if (error instanceof KoshError) return refuseWithOrderFirst(error);
         throw error;
       }
-      const field = input.method === 'netbanking' ? 'bank' : 'wallet';
-      const code = (input.method === 'netbanking' ? input.bank : input.wallet) ?? '';
       const all = await methods.get(accountId, mode);
-      const enabled = (mode === 'live' ? offerable(all, bound.connector) : all)[input.method];
-      const key = canonicalKey(enabled, code);
-      if (key === undefined) {
-        return refuseWithOrderFirst(
-          new KoshError(
-            'method_not_enabled',
-            `${field} '${code}' is not enabled for this account; use a key of '${input.method}' from GET /v1/payments/methods/.`,
-            field,
-          ),
-        );
-      }
+      const instrument = instrumentOf(input, mode === 'live' ? offerable(all, bound.connector) : all);
+      if (instrument instanceof KoshError) return refuseWithOrderFirst(instrument);
 
       const id = (options.ids ?? ids).next('pay');
       const now = clock.now();
@@ -151,24 +174,34 @@ export function createPaymentsService(deps: {
         amount: input.amount,
         currency: input.currency,
         method: input.method,
-        bank: input.method === 'netbanking' ? key : null,
-        wallet: input.method === 'wallet' ? key : null,
-        instrumentName: enabled[key] ?? key,
+        bank: instrument.bank,
+        wallet: instrument.wallet,
+        instrumentName: instrument.label,
         email: input.email,
         contact: input.contact,
         name: input.name.trim(),
         description: input.description ?? null,
         metadata: input.metadata ?? {},
-        returnUrl: input.return_url,
+        returnUrl: input.return_url ?? null,
         connector: bound.connector.name,
         connectorAccountId: bound.connectorAccountId,
         createdAt: now,
         initiation: null,
+        upi: input.upi
+          ? {
+              flow: input.upi.flow,
+              vpa: input.upi.vpa ?? null,
+              expiresAt: new Date(
+                now.getTime() + (input.upi.expiry_minutes ?? UPI_EXPIRY_MINUTES.default) * 60_000,
+              ),
+            }
+          : null,
       };
       // A connector that never leaves the process answers before the insert, into the same statement.
       if (bound.connector.local) {
         const answer = await bound.connector.initiate(toConnectorPayment(factsOf(payment), publicUrl));
-        if (answer.outcome === 'started') payment.initiation = initiation.fromResult(answer, now, now);
+        if (answer.outcome === 'started')
+          payment.initiation = initiation.fromResult(answer, now, now, payment.upi?.expiresAt ?? null);
       }
       const result = await orders.startPayment(
         db,
@@ -179,7 +212,11 @@ export function createPaymentsService(deps: {
           amount: payment.amount,
           currency: payment.currency,
           returnUrl: payment.returnUrl,
-          bankDetails: bankDetailsOf({ ...payment, instrument_name: payment.instrumentName }),
+          bankDetails: bankDetailsOf({
+            ...payment,
+            instrument_name: payment.instrumentName,
+            upi_flow: payment.upi?.flow ?? null,
+          }),
           at: now,
         },
         repo.startInsert(payment),
@@ -191,15 +228,29 @@ export function createPaymentsService(deps: {
       }
       // The intent is committed (or, for a resumed keyed request, was committed by the attempt that
       // died): now the provider may be called, outside any transaction.
-      const respond = (action: MerchantAction) => ({
+      const code = instrument.bank ?? instrument.wallet ?? '';
+      const respond = async (row: Pick<PaymentRow, 'provider_data' | 'provider_next' | 'status'>) => ({
         payment_id: id,
-        next: [buildAction(action, { id, method: input.method, code: key }, publicUrl)],
+        next: payment.upi
+          ? await buildUpiActions(
+              {
+                id,
+                flow: payment.upi.flow,
+                link: row.provider_next?.kind === 'upi' ? row.provider_next.link : null,
+                expiresAt: payment.upi.expiresAt,
+                started: row.provider_next?.kind === 'upi' && row.status !== 'failed',
+              },
+              publicUrl,
+            )
+          : [buildAction(actionOf(row), { id, method: input.method, code }, publicUrl)],
       });
-      if (result.started && payment.initiation)
-        return respond(actionOf({ provider_data: payment.initiation.data }));
+      if (result.started && payment.initiation) {
+        const { data, next } = payment.initiation;
+        return respond({ provider_data: data, provider_next: next, status: 'created' });
+      }
       const row = await repo.find(db, accountId, mode, id);
       if (!row) throw new KoshError('state_conflict', `Payment ${id} was not recorded; try again.`);
-      return respond(actionOf(await initiation.start(row, bound.connector)));
+      return respond(await initiation.start(row, bound.connector));
     },
 
     async get(scope: Scope, id: string): Promise<Payment> {

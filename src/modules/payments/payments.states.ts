@@ -33,6 +33,12 @@ const TIMED_OUT = (seconds: number) => ({
   errorReason: `The bank gave no answer within ${seconds} seconds.`,
 });
 
+/** A UPI payment nobody paid (or whose bank gave no answer) by its expires_at. */
+export const UPI_EXPIRED = {
+  errorCode: 'upi_expired',
+  errorReason: 'The customer did not complete the UPI payment before it expired.',
+};
+
 /**
  * Every payment state change goes through `move`: the transition table decides the target, one
  * compare-and-set UPDATE applies it, the order follows, and the events are recorded — all in the
@@ -153,21 +159,23 @@ export function createPaymentStates(deps: {
         if (result.outcome === 'captured') return { trigger: 'authorised', options: {} };
         if (result.outcome === 'failed') return { trigger: 'declined', options: failure };
         if (result.outcome === 'pending') return { trigger: 'customer_acted', options: {} };
-        return pastDeadline
-          ? {
-              trigger: 'expired',
-              options: {
-                errorCode: 'payment_expired',
-                errorReason: `The customer did not complete the payment within ${deadlines.expirySeconds} seconds.`,
-              },
-            }
-          : undefined;
+        if (!pastDeadline) return undefined;
+        if (payment.expires_at) return { trigger: 'expired', options: UPI_EXPIRED };
+        return {
+          trigger: 'expired',
+          options: {
+            errorCode: 'payment_expired',
+            errorReason: `The customer did not complete the payment within ${deadlines.expirySeconds} seconds.`,
+          },
+        };
       case 'pending':
         if (result.outcome === 'captured') return { trigger: 'authorised', options: {} };
         if (result.outcome === 'failed') return { trigger: 'declined', options: failure };
-        return pastDeadline
-          ? { trigger: 'timed_out', options: TIMED_OUT(deadlines.pendingTimeoutSeconds) }
-          : undefined;
+        if (!pastDeadline) return undefined;
+        return {
+          trigger: 'timed_out',
+          options: payment.expires_at ? UPI_EXPIRED : TIMED_OUT(deadlines.pendingTimeoutSeconds),
+        };
       case 'failed':
         return result.outcome === 'captured' && !payment.refund_due
           ? { trigger: 'late_authorisation', options: {} }
@@ -211,6 +219,7 @@ export function createPaymentStates(deps: {
         rawStatus: result.rawStatus,
         reference: result.reference,
         bankReference: result.bankReference,
+        payerVpa: result.payerVpa,
         fee: result.fee,
         tax: result.tax,
         data: result.data,

@@ -1,3 +1,4 @@
+import { isVpa } from '../../connectors/upi.js';
 import { KoshError } from '../../domain/errors.js';
 import type { Mode } from '../../domain/scope.js';
 import type { CreatePayment } from './payments.model.js';
@@ -35,18 +36,55 @@ export function checkPaymentFields(input: CreatePayment, mode: Mode): void {
   }
   if (!/^[a-z0-9_]+$/.test(input.order_id))
     throw invalid('order_id', 'order_id must be an order id (order_…).');
+  const unused = (field: 'bank' | 'wallet' | 'upi') => {
+    if (input[field] !== undefined)
+      throw invalid(field, `${field} is not used with method '${input.method}'.`);
+  };
+  const required = (field: string) =>
+    new KoshError('missing_field', `The field '${field}' is required with method '${input.method}'.`, field);
   if (input.method === 'netbanking') {
-    if (input.wallet !== undefined) throw invalid('wallet', "wallet is not used with method 'netbanking'.");
-    if (input.bank === undefined) {
-      throw new KoshError('missing_field', "The field 'bank' is required with method 'netbanking'.", 'bank');
-    }
+    unused('wallet');
+    unused('upi');
+    if (input.bank === undefined) throw required('bank');
+  } else if (input.method === 'wallet') {
+    unused('bank');
+    unused('upi');
+    if (input.wallet === undefined) throw required('wallet');
   } else {
-    if (input.bank !== undefined) throw invalid('bank', "bank is not used with method 'wallet'.");
-    if (input.wallet === undefined) {
-      throw new KoshError('missing_field', "The field 'wallet' is required with method 'wallet'.", 'wallet');
-    }
+    unused('bank');
+    unused('wallet');
+    checkUpi(input, required);
   }
-  checkReturnUrl(input.return_url, mode);
+  if (input.return_url !== undefined) checkReturnUrl(input.return_url, mode);
+  else if (input.method !== 'upi') throw required('return_url');
+}
+
+/** The bounds of `upi.expiry_minutes`, and its default. */
+export const UPI_EXPIRY_MINUTES = { min: 5, max: 60, default: 10 } as const;
+
+function checkUpi(input: CreatePayment, required: (field: string) => KoshError): void {
+  const upi = input.upi;
+  if (upi === undefined) throw required('upi');
+  if (input.currency !== 'INR') throw invalid('currency', "UPI takes only currency 'INR'.");
+  if (upi.flow === 'collect') {
+    if (upi.vpa === undefined) throw required('upi.vpa');
+  } else if (upi.vpa !== undefined) {
+    throw invalid('upi.vpa', `upi.vpa is used only with flow 'collect', not '${upi.flow}'.`);
+  }
+  if (upi.vpa !== undefined && !isVpa(upi.vpa)) {
+    throw new KoshError(
+      'invalid_vpa',
+      'upi.vpa must be a UPI id of the form name@handle, 3 to 100 characters (e.g. asha@okhdfcbank).',
+      'upi.vpa',
+    );
+  }
+  const minutes = upi.expiry_minutes;
+  if (minutes !== undefined && (minutes < UPI_EXPIRY_MINUTES.min || minutes > UPI_EXPIRY_MINUTES.max)) {
+    throw invalid(
+      'upi.expiry_minutes',
+      `upi.expiry_minutes must be a whole number of minutes from ${UPI_EXPIRY_MINUTES.min} to ${UPI_EXPIRY_MINUTES.max}.`,
+    );
+  }
 }
 
 /** Absolute https; in test mode also http on the local machine (a merchant developing locally). */

@@ -46,7 +46,17 @@ export interface PaymentDeadlines {
 }
 
 /** Failures that are Kosh giving up waiting, not the provider's answer: the bank may still authorise. */
-export const UNANSWERED_FAILURES: ReadonlySet<string> = new Set(['payment_timed_out', 'payment_expired']);
+export const UNANSWERED_FAILURES: ReadonlySet<string> = new Set([
+  'payment_timed_out',
+  'payment_expired',
+  'upi_expired',
+]);
+
+/**
+ * While a UPI payment is open the customer may pay at any moment in the app, and the page waits:
+ * it is asked about at least this often until its deadline (webhooks usually come first).
+ */
+export const UPI_OPEN_STEP_SECONDS = 10;
 
 export interface SyncSubject {
   status: PaymentStatus;
@@ -54,6 +64,8 @@ export interface SyncSubject {
   pending_at: Date | null;
   error_code: string | null;
   refund_due: boolean;
+  /** A UPI payment's own deadline, for created and pending alike; null or absent otherwise. */
+  expires_at?: Date | null;
 }
 
 const after = (from: Date, seconds: number) => new Date(from.getTime() + seconds * 1000);
@@ -63,6 +75,7 @@ const after = (from: Date, seconds: number) => new Date(from.getTime() + seconds
  * reconciler keeps to the second (the pending timeout, or the expiry of a payment never acted on).
  */
 export function gaveUpAt(payment: SyncSubject, deadlines: PaymentDeadlines): Date {
+  if (payment.expires_at) return payment.expires_at;
   if (payment.error_code === 'payment_timed_out' && payment.pending_at)
     return after(payment.pending_at, deadlines.pendingTimeoutSeconds);
   return after(payment.created_at, deadlines.expirySeconds);
@@ -70,6 +83,8 @@ export function gaveUpAt(payment: SyncSubject, deadlines: PaymentDeadlines): Dat
 
 /** The deadline of an open payment: when Kosh stops waiting for its outcome. */
 export function deadlineOf(payment: SyncSubject, deadlines: PaymentDeadlines): Date | undefined {
+  if (payment.expires_at && (payment.status === 'created' || payment.status === 'pending'))
+    return payment.expires_at;
   if (payment.status === 'created') return after(payment.created_at, deadlines.expirySeconds);
   if (payment.status === 'pending' && payment.pending_at)
     return after(payment.pending_at, deadlines.pendingTimeoutSeconds);
@@ -95,7 +110,8 @@ export function nextSyncAt(
     const since = Math.max(0, (now.getTime() - gaveUpAt(payment, deadlines).getTime()) / 1000);
     return new Date(Math.min(after(now, lateDelaySeconds(attempts, since)).getTime(), windowEnd.getTime()));
   }
-  const next = after(now, syncDelaySeconds(attempts));
+  const step = syncDelaySeconds(attempts);
+  const next = after(now, payment.expires_at ? Math.min(step, UPI_OPEN_STEP_SECONDS) : step);
   const deadline = deadlineOf(payment, deadlines);
   return deadline && deadline > now && deadline < next ? deadline : next;
 }
