@@ -76,7 +76,12 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
     describe(form ? 'form bodies' : 'JSON bodies', () => {
       it('starts an intent payment: the upi://pay link, then Kosh’s UPI page', async () => {
         const before = harness().clock.now().getTime();
-        const { paymentId, next } = await start(harness(), merchant, { flow: 'intent' }, { form, amount: 123456 });
+        const { paymentId, next } = await start(
+          harness(),
+          merchant,
+          { flow: 'intent' },
+          { form, amount: 123456 },
+        );
         expect(next).toHaveLength(2);
         expect(next[0]).toEqual({
           action: 'upi_intent',
@@ -137,7 +142,11 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
     });
     const back = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
     expect(back.body).toContain(`action="${RETURN_URL}"`);
-    expect(returnFields(back.body)).toMatchObject({ payment_id: paymentId, order_id: orderId, status: 'captured' });
+    expect(returnFields(back.body)).toMatchObject({
+      payment_id: paymentId,
+      order_id: orderId,
+      status: 'captured',
+    });
 
     const events = (await eventsOf(harness(), merchant.id)).filter((e) => e.payload.payment.id === paymentId);
     expect(events.map((e) => e.type)).toEqual(['payment.pending', 'payment.captured', 'order.paid']);
