@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
+import { proprietorBody } from '../helpers/onboarding.js';
 import { createOrder, eventsOf, paymentBody, RETURN_URL, returnFields } from '../helpers/payments.js';
 import { decodeQr } from '../helpers/qr.js';
 
@@ -164,14 +165,228 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
     expect(await fetchPayment(paymentId)).toMatchObject({ status: 'failed', error_code: 'upi_expired' });
   });
 
-  it('refuses collect until the partner enables it, then settles success@kosh by itself', async () => {
-    const orderId = await createOrder(harness(), merchant);
-    const refused = await harness().request('POST', '/v1/payments/create/s2s/', {
+  const runSync = async (seconds: number) => {
+    harness().clock.advance(seconds * 1000);
+    await harness().container.jobs.paymentSync.run(new AbortController().signal);
+  };
+  const eventTypes = async (paymentId: string) =>
+    (await eventsOf(harness(), merchant.id))
+      .filter((event) => event.payload.payment.id === paymentId)
+      .map((event) => event.type);
+
+  const outcomes: [choice: string, status: string, errorCode: string | null, events: string[]][] = [
+    ['failure', 'failed', 'payment_declined', ['payment.pending', 'payment.failed']],
+    ['cancel', 'failed', 'payment_cancelled', ['payment.pending', 'payment.failed']],
+    ['pending_success', 'captured', null, ['payment.pending', 'payment.captured', 'order.paid']],
+    ['pending_failure', 'failed', 'payment_declined', ['payment.pending', 'payment.failed']],
+    ['expire', 'failed', 'upi_expired', ['payment.failed']],
+  ];
+  for (const [choice, status, errorCode, events] of outcomes) {
+    it(`settles the sandbox UPI app's '${choice}' as ${status}${errorCode ? ` (${errorCode})` : ''}`, async () => {
+      const settle = harness().container.config.payments.sandboxSettleSeconds;
+      const { paymentId } = await start(harness(), merchant, { flow: 'intent', expiry_minutes: 5 });
+      const chosen = await simulate(paymentId, choice);
+      expect(chosen.statusCode).toBe(200);
+      if (choice.startsWith('pending_')) {
+        expect((await fetchPayment(paymentId)).status).toBe('pending');
+        await runSync(settle + 1);
+      }
+      if (choice === 'expire') {
+        expect(chosen.body).toContain('Nothing was sent');
+        await runSync(299);
+        expect((await fetchPayment(paymentId)).status).toBe('created');
+        await runSync(2);
+      }
+      expect(await fetchPayment(paymentId)).toMatchObject({ status, error_code: errorCode });
+      expect(await eventTypes(paymentId)).toEqual(events);
+      // Settled: the app offers nothing more, and asking again changes nothing.
+      const again = await harness().request('GET', `/v1/payments/${paymentId}/upi-simulator/`);
+      expect(again.body).not.toContain('name="token"');
+      await runSync(60);
+      expect(await eventTypes(paymentId)).toEqual(events);
+    });
+  }
+
+  it('fails a late success with upi_expired at expires_at, then captures it when the bank answers', async () => {
+    const settle = harness().container.config.payments.sandboxSettleSeconds;
+    const { paymentId, orderId } = await start(harness(), merchant, { flow: 'qr', expiry_minutes: 5 });
+    await simulate(paymentId, 'late_success');
+    expect((await fetchPayment(paymentId)).status).toBe('pending');
+    await runSync(301);
+    expect(await fetchPayment(paymentId)).toMatchObject({ status: 'failed', error_code: 'upi_expired' });
+    // The reconciler keeps asking through the late window: the bank's late yes captures the order.
+    for (let waited = 0; waited <= settle + 300; waited += 60) await runSync(60);
+    expect(await fetchPayment(paymentId)).toMatchObject({ status: 'captured', error_code: null });
+    const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json().data;
+    expect(order.status).toBe('paid');
+    expect(await eventTypes(paymentId)).toEqual([
+      'payment.pending',
+      'payment.failed',
+      'payment.captured',
+      'order.paid',
+    ]);
+  });
+
+  it('refunds a late success whose order was paid by another payment meanwhile', async () => {
+    const settle = harness().container.config.payments.sandboxSettleSeconds;
+    const { paymentId, orderId } = await start(harness(), merchant, { flow: 'intent', expiry_minutes: 5 });
+    await simulate(paymentId, 'late_success');
+    await runSync(301);
+    expect((await fetchPayment(paymentId)).error_code).toBe('upi_expired');
+    // The customer pays the same order again, by QR this time.
+    const second = await harness().request('POST', '/v1/payments/create/s2s/', {
       auth: merchant,
+      json: upiBody(orderId, { flow: 'qr' }),
+    });
+    expect(second.statusCode, second.body).toBe(200);
+    const secondId = second.json().payment_id as string;
+    await simulate(secondId, 'success');
+    expect((await fetchPayment(secondId)).status).toBe('captured');
+    for (let waited = 0; waited <= settle + 300; waited += 60) await runSync(60);
+    const late = await fetchPayment(paymentId);
+    expect(late).toMatchObject({ status: 'failed', error_code: 'order_already_paid' });
+    expect(late.authorised_at).not.toBeNull();
+    // The customer's money goes back without anyone acting (the refund job's automatic refund).
+    await harness().container.jobs.refundSync.run(new AbortController().signal);
+    const refunds = await harness().container.db.query<{ amount: string }>(
+      'SELECT amount FROM refunds WHERE payment_id = $1',
+      [paymentId],
+    );
+    expect(refunds.map((refund) => Number(refund.amount))).toEqual([5000]);
+  });
+
+  it('refunds a captured UPI payment', async () => {
+    const { paymentId } = await start(harness(), merchant, { flow: 'qr' });
+    await simulate(paymentId, 'success');
+    const refund = await harness().request('POST', `/v1/payments/${paymentId}/refunds/`, {
+      auth: merchant,
+      json: { amount: 2000 },
+    });
+    expect(refund.statusCode, refund.body).toBe(200);
+    expect(refund.json().data).toMatchObject({ payment_id: paymentId, amount: 2000 });
+    expect(await fetchPayment(paymentId)).toMatchObject({ amount_refunded: 2000, refund_status: 'partial' });
+  });
+
+  it('answers a repeated Idempotency-Key with the same payment and the same next', async () => {
+    const orderId = await createOrder(harness(), merchant);
+    const send = () =>
+      harness().request('POST', '/v1/payments/create/s2s/', {
+        auth: merchant,
+        json: upiBody(orderId, { flow: 'qr' }),
+        headers: { 'idempotency-key': `upi-${orderId}` },
+      });
+    const first = await send();
+    const again = await send();
+    expect(first.statusCode).toBe(200);
+    expect(again.json()).toEqual(first.json());
+    const rows = await harness().container.db.query('SELECT id FROM payments WHERE order_id = $1', [orderId]);
+    expect(rows).toHaveLength(1);
+  });
+
+  it('takes collect once its partner enables it: success@kosh and failure@kosh settle by themselves', async () => {
+    const partner = await harness().partner('UPI Partner');
+    const created = await harness().request('POST', '/v1/api-portal/merchants/', {
+      auth: partner,
+      json: proprietorBody(),
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    const { id: mid, credentials } = created.json().data;
+    const auth = `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`;
+    const shop = { id: '', auth } as unknown as TestAccount;
+
+    const orderId = await createOrder(harness(), shop);
+    const refused = await harness().request('POST', '/v1/payments/create/s2s/', {
+      auth,
       json: upiBody(orderId, { flow: 'collect', vpa: 'success@kosh' }),
     });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error).toMatchObject({ code: 'method_not_enabled', field: 'upi.flow' });
+
+    const url = `/v1/api-portal/merchants/${mid}/methods/`;
+    const on = await harness().request('PATCH', url, { auth: partner, json: { upi: { collect: true } } });
+    expect(on.statusCode, on.body).toBe(200);
+    expect(on.json().data.upi).toEqual({
+      intent: true,
+      collect: true,
+      payer_account_type: { bank_account: true, credit_card: false },
+    });
+    expect((await harness().request('GET', '/v1/payments/methods/', { auth })).json().upi.collect).toBe(true);
+
+    const settle = harness().container.config.payments.sandboxSettleSeconds;
+    const started = await Promise.all(
+      ['success@kosh', 'failure@kosh', 'someone@okbank'].map(async (vpa) => {
+        const order = await createOrder(harness(), shop);
+        const response = await harness().request('POST', '/v1/payments/create/s2s/', {
+          auth,
+          form: formOf(upiBody(order, { flow: 'collect', vpa, expiry_minutes: 5 })),
+        });
+        expect(response.statusCode, response.body).toBe(200);
+        const answer = response.json() as { payment_id: string; next: Next[] };
+        expect(answer.next[0]).toEqual({ action: 'upi_collect', expires_at: expect.any(Number) });
+        expect(answer.next[1]!.action).toBe('redirect');
+        return answer.payment_id;
+      }),
+    );
+    const [success, failure, other] = started as [string, string, string];
+    const fetchShop = async (id: string) =>
+      (await harness().request('GET', `/v1/payments/${id}/`, { auth })).json().data;
+    expect((await fetchShop(success)).upi).toMatchObject({ flow: 'collect', vpa: 'su*****@kosh' });
+    await runSync(settle + 1);
+    expect(await fetchShop(success)).toMatchObject({
+      status: 'captured',
+      upi: { flow: 'collect', payer_vpa: 'su*****@kosh' },
+    });
+    expect(await fetchShop(failure)).toMatchObject({ status: 'failed', error_code: 'payment_declined' });
+    expect((await fetchShop(other)).status).toBe('created');
+    // Any other VPA waits for the sandbox UPI app.
+    const page = await harness().request('GET', `/v1/payments/${other}/upi-simulator/`);
+    const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1] as string;
+    await harness().request('POST', `/v1/payments/${other}/upi-simulator/`, {
+      form: { token, choice: 'success' },
+    });
+    expect((await fetchShop(other)).status).toBe('captured');
+
+    const off = await harness().request('PATCH', url, {
+      auth: partner,
+      json: { upi: { intent: false, collect: false } },
+    });
+    expect(off.json().data.upi).toEqual({
+      intent: false,
+      collect: false,
+      payer_account_type: { bank_account: false, credit_card: false },
+    });
+    const qr = await harness().request('POST', '/v1/payments/create/s2s/', {
+      auth,
+      json: upiBody(await createOrder(harness(), shop), { flow: 'qr' }),
+    });
+    expect(qr.json().error).toMatchObject({ code: 'method_not_enabled', field: 'upi.flow' });
+  });
+
+  it('shows the outcome on Kosh’s page when the payment has no return_url', async () => {
+    const { paymentId } = await start(
+      harness(),
+      merchant,
+      { flow: 'qr' },
+      { overrides: { return_url: undefined } },
+    );
+    await simulate(paymentId, 'success');
+    const page = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Payment successful');
+    expect(page.body).not.toContain('kosh-return');
+  });
+
+  it('keeps the sandbox UPI app and the status away from live payments and unknown ids', async () => {
+    for (const path of ['upi-simulator', 'upi-status']) {
+      const response = await harness().request('GET', `/v1/payments/pay_00000000000000000000000000/${path}/`);
+      expect(response.statusCode).toBe(404);
+    }
+    const { paymentId } = await start(harness(), merchant, { flow: 'qr' });
+    const forged = await harness().request('POST', `/v1/payments/${paymentId}/upi-simulator/`, {
+      form: { token: 'forged', choice: 'success' },
+    });
+    expect(forged.statusCode).toBe(409);
+    expect((await fetchPayment(paymentId)).status).toBe('created');
   });
 
   it('refuses malformed UPI fields with the field named, and changes nothing', async () => {
@@ -181,6 +396,8 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
       [{ flow: 'intent', expiry_minutes: 4 }, 'invalid_field', 'upi.expiry_minutes'],
       [{ flow: 'intent', expiry_minutes: 61 }, 'invalid_field', 'upi.expiry_minutes'],
       [{ flow: 'intent', vpa: 'a@b' }, 'invalid_field', 'upi.vpa'],
+      [{ flow: 'collect' }, 'missing_field', 'upi.vpa'],
+      [{ flow: 'collect', vpa: `${'v'.repeat(100)}@kosh` }, 'invalid_vpa', 'upi.vpa'],
     ];
     for (const [upi, code, field] of cases) {
       const response = await harness().request('POST', '/v1/payments/create/s2s/', {
@@ -190,7 +407,29 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
       expect(response.statusCode, JSON.stringify(upi)).toBe(400);
       expect(response.json().error, JSON.stringify(upi)).toMatchObject({ code, field });
     }
+    for (const [overrides, code, field] of [
+      [{ upi: undefined }, 'missing_field', 'upi'],
+      [{ bank: 'ICIC' }, 'invalid_field', 'bank'],
+      [{ currency: 'USD' }, 'invalid_field', 'currency'],
+    ] as const) {
+      const response = await harness().request('POST', '/v1/payments/create/s2s/', {
+        auth: merchant,
+        json: { ...upiBody(orderId, { flow: 'qr' }), ...overrides },
+      });
+      expect(response.statusCode, JSON.stringify(overrides)).toBe(400);
+      expect(response.json().error, JSON.stringify(overrides)).toMatchObject({ code, field });
+    }
+    const netbankingWithoutReturn = await harness().request('POST', '/v1/payments/create/s2s/', {
+      auth: merchant,
+      json: paymentBody(orderId, { return_url: undefined }),
+    });
+    expect(netbankingWithoutReturn.json().error).toMatchObject({
+      code: 'missing_field',
+      field: 'return_url',
+    });
     const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json().data;
     expect(order.status).toBe('created');
+    const rows = await harness().container.db.query('SELECT id FROM payments WHERE order_id = $1', [orderId]);
+    expect(rows).toEqual([]);
   });
 });

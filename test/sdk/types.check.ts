@@ -32,9 +32,11 @@ export const walletWithBank: CreatePaymentRequest = {
 // @ts-expect-error `card` is not a method Kosh takes
 export const card: CreatePaymentRequest = { ...customer, method: 'card', bank: 'ICIC' };
 
-/** An action is told apart by `action`: a form has html_content, a redirect a url. */
+/** An action is told apart by `action`: a form has html_content, a UPI collect only its expiry, the others a url. */
 export function render(next: PaymentAction): string {
-  return next.action === 'html_form' ? next.html_content : next.url;
+  if (next.action === 'html_form') return next.html_content;
+  if (next.action === 'upi_collect') return `Approve the request in your UPI app by ${next.expires_at}`;
+  return next.url;
 }
 
 export const paid = (order: Order): boolean => order.status === 'paid';

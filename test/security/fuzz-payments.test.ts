@@ -32,7 +32,7 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
     ledger.addValue(secret.json().data.secret);
   });
 
-  /** Valid S2S bodies over the suite's orders, net banking and wallet, optional fields sometimes. */
+  /** Valid S2S bodies over the suite's orders, net banking, wallet and UPI, optional fields sometimes. */
   const validPayment = () =>
     fc
       .record(
@@ -48,7 +48,7 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
             'http://localhost:3000/r',
             'https://merchant.example/r?x="><script>',
           ),
-          method: fc.constantFrom('netbanking', 'wallet'),
+          method: fc.constantFrom('netbanking', 'wallet', 'upi'),
           description: shortText(255),
           metadata: fc.dictionary(shortText(40), shortText(100), { maxKeys: 5 }),
         },
@@ -70,7 +70,17 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
           // The instrument that fits the method, so that the deeper rules are reached.
           body.method === 'netbanking'
             ? fc.constantFrom('ICIC', 'HDFC', 'hdfc').map((bank) => ({ ...body, bank }))
-            : fc.constantFrom('payzapp', 'PayZapp', 'mobikwik').map((wallet) => ({ ...body, wallet })),
+            : body.method === 'wallet'
+              ? fc.constantFrom('payzapp', 'PayZapp', 'mobikwik').map((wallet) => ({ ...body, wallet }))
+              : fc
+                  .record(
+                    {
+                      flow: fc.constantFrom('intent', 'qr'),
+                      expiry_minutes: fc.integer({ min: 5, max: 60 }),
+                    },
+                    { requiredKeys: ['flow'] },
+                  )
+                  .map((upi) => ({ ...body, upi })),
       );
 
   const near: Record<string, unknown[]> = {
@@ -89,6 +99,21 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
     method: ['upi', 'card', 'NETBANKING', ''],
     bank: ['NOPE', 'payzapp', '', 'ICIC '],
     wallet: ['nope', 'ICIC', ''],
+    upi: [
+      'qr',
+      { flow: 'collect' },
+      { flow: 'collect', vpa: 'success@kosh' },
+      { flow: 'collect', vpa: 'no-handle' },
+      { flow: 'qr', vpa: 'a@b' },
+      { flow: 'intent', expiry_minutes: 4 },
+      { flow: 'intent', expiry_minutes: 61 },
+      { flow: 'intent', expiry_minutes: 10.5 },
+      { flow: 'intent', expiry_minutes: '10' },
+      { flow: 'card' },
+      { flow: 'qr', extra: true },
+      { flow: 'collect', vpa: `${'v'.repeat(300)}@kosh` },
+      { flow: 'collect', vpa: 'a\u0000b@kosh' },
+    ],
     name: ['', ' ', 'a\u0000b', 'x'.repeat(101), 'line\nbreak'],
     description: ['x'.repeat(256), 'cr\rhere'],
   };
@@ -105,10 +130,12 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
       'method',
       'bank',
       'wallet',
+      'upi',
       'description',
       'metadata',
       'amount_paid',
     ];
+    let upiStarted = 0;
     const statuses = await fuzzRoute(harness(), {
       method: 'POST',
       url: fc.constantFrom('/v1/payments/create/s2s/', '/v1/payments/create/s2s'),
@@ -119,9 +146,13 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
         expect(reply.statusCode).toBe(200);
         const body = reply.json();
         expect(body.payment_id).toMatch(/^pay_/);
-        expect(['html_form', 'redirect']).toContain(body.next[0].action);
+        expect(['html_form', 'redirect', 'upi_intent', 'upi_qr', 'upi_collect']).toContain(
+          body.next[0].action,
+        );
+        if (String(body.next[0].action).startsWith('upi_')) upiStarted++;
       },
     });
+    expect(upiStarted).toBeGreaterThan(0);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(FUZZ_RUNS / 20);
     expect(statuses.get(400) ?? 0).toBeGreaterThan(FUZZ_RUNS / 5);
   }, 300_000);
