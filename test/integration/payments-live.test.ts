@@ -264,6 +264,40 @@ describeEachDatabase(
       fakepay.webhookTiming = 'after';
     });
 
+    it('records a UPI payment whose start answer was lost, asks about it, and fails it with upi_expired at its deadline', async () => {
+      fakepay.webhookTiming = 'none';
+      fakepay.faults = { create: 'garbage' };
+      const order = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: { amount: 5000, currency: 'INR' },
+      });
+      const { bank: _bank, ...body } = paymentBody(order.json().data.id, {
+        method: 'upi',
+        upi: { flow: 'intent', expiry_minutes: 5 },
+      });
+      const reply = await harness().request('POST', '/v1/payments/create/s2s/', {
+        auth: merchant,
+        json: body,
+      });
+      fakepay.faults = {};
+      expect(reply.statusCode, reply.body).toBe(200);
+      const paymentId = reply.json().payment_id as string;
+      // Without the provider's link there is only Kosh's page, which starts the payment again.
+      expect(reply.json().next).toEqual([
+        { action: 'redirect', url: `http://localhost:3000/v1/payments/${paymentId}/authentication/` },
+      ]);
+      const [row] = await harness().container.db.query<{ next_sync_at: Date | null }>(
+        'SELECT next_sync_at FROM payments WHERE id = $1',
+        [paymentId],
+      );
+      expect(row?.next_sync_at).not.toBeNull();
+      const sync = harness().container.jobs.paymentSync;
+      harness().clock.advance(301_000);
+      await sync.run(new AbortController().signal);
+      expect(await fetchPayment(paymentId)).toMatchObject({ status: 'failed', error_code: 'upi_expired' });
+      fakepay.webhookTiming = 'after';
+    });
+
     it.each(['timeout', 'bad_gateway_html', 'garbage'] as const)(
       'never fails a payment on an unknown answer (%s) at the start or on status; the reconciler finishes it',
       async (fault) => {

@@ -57,7 +57,8 @@ export function createPaymentInitiation(deps: {
       rawStatus: result.rawStatus,
       next: result.next,
       data: { ...result.data, action: result.action },
-      nextSyncAt: result.reconcile ? firstSync(createdAt, now, expiresAt) : null,
+      // A UPI payment is always asked about until its own deadline.
+      nextSyncAt: result.reconcile || expiresAt !== null ? firstSync(createdAt, now, expiresAt) : null,
     };
   }
 
@@ -116,6 +117,7 @@ export function createPaymentInitiation(deps: {
 
   return {
     fromResult,
+    firstSync,
 
     /**
      * Starts a committed payment at its provider, unless that already happened (a resumed request,

@@ -66,6 +66,11 @@ export interface NewPayment {
   initiation: Initiation | null;
   /** A UPI payment's flow, the customer's VPA (collect) and its deadline; null otherwise. */
   upi: { flow: UpiFlow; vpa: string | null; expiresAt: Date } | null;
+  /**
+   * When the reconciler first asks about it, for a payment the provider may hold before Kosh hears
+   * its answer (UPI: until its own deadline, whatever happens to the call); else the initiation's.
+   */
+  firstSyncAt?: Date | null;
 }
 
 /**
@@ -152,7 +157,7 @@ export function createPaymentsRepo() {
           initiation?.rawStatus ?? null,
           initiation?.next ?? null,
           initiation?.data ?? {},
-          initiation?.nextSyncAt ?? null,
+          initiation ? initiation.nextSyncAt : (p.firstSyncAt ?? null),
           p.upi?.flow ?? null,
           p.upi?.vpa ?? null,
           p.upi?.expiresAt ?? null,

@@ -197,6 +197,8 @@ export function createPaymentsService(deps: {
             }
           : null,
       };
+      // Asked about from the start, even should the call to its provider never come back.
+      if (payment.upi) payment.firstSyncAt = initiation.firstSync(now, now, payment.upi.expiresAt);
       // A connector that never leaves the process answers before the insert, into the same statement.
       if (bound.connector.local) {
         const answer = await bound.connector.initiate(toConnectorPayment(factsOf(payment), publicUrl));
