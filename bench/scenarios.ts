@@ -60,7 +60,10 @@ export type ApiCall = (method: 'GET' | 'POST', path: string, body?: unknown) => 
  * takes any number of payments (each attempt moves it to `attempted`), so the S2S scenarios can
  * spread their payments over the order fixtures instead of creating an order per payment.
  */
-export function paymentBody(orderId: string, instrument: 'netbanking' | 'wallet'): Record<string, unknown> {
+export function paymentBody(
+  orderId: string,
+  instrument: 'netbanking' | 'wallet' | 'upi_qr',
+): Record<string, unknown> {
   return {
     amount: ORDER_BODY.amount,
     currency: ORDER_BODY.currency,
@@ -72,7 +75,9 @@ export function paymentBody(orderId: string, instrument: 'netbanking' | 'wallet'
     description: 'Two notebooks',
     ...(instrument === 'netbanking'
       ? { method: 'netbanking', bank: 'ICIC' }
-      : { method: 'wallet', wallet: 'AIRTELMONEY' }),
+      : instrument === 'wallet'
+        ? { method: 'wallet', wallet: 'AIRTELMONEY' }
+        : { method: 'upi', upi: { flow: 'qr' } }),
   };
 }
 
@@ -156,6 +161,19 @@ export const SCENARIOS: Scenario[] = [
         method: 'POST',
         path: '/v1/payments/create/s2s/',
         body: (fixtures) => paymentBody(pick(fixtures.orders), 'wallet'),
+      },
+    ],
+  },
+  {
+    // The QR code of the upi://pay link is rendered (a PNG) on every start.
+    name: 'S2S payment (UPI QR)',
+    baseline: 'insert',
+    uses: ['orders'],
+    steps: [
+      {
+        method: 'POST',
+        path: '/v1/payments/create/s2s/',
+        body: (fixtures) => paymentBody(pick(fixtures.orders), 'upi_qr'),
       },
     ],
   },
