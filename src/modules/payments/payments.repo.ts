@@ -152,7 +152,9 @@ export function createPaymentsRepo() {
           initiation?.rawStatus ?? null,
           initiation?.next ?? null,
           initiation?.data ?? {},
-          initiation?.nextSyncAt ?? null,
+          // A UPI payment is the reconciler's from its insert (payments_upi_reconciled): should its
+          // start at a provider never be recorded, the reconciler asks about it at once.
+          initiation?.nextSyncAt ?? (p.upi ? p.createdAt : null),
           p.upi?.flow ?? null,
           p.upi?.vpa ?? null,
           p.upi?.expiresAt ?? null,
