@@ -5,6 +5,7 @@ import type {
   RazorpayPaymentRequest,
   RazorpayRefundRequest,
 } from './razorpay.shapes.js';
+import type { RazorpayUpiRequest } from './razorpay.upi.js';
 
 /**
  * Razorpay's API as Kosh calls it: HTTP Basic with the key id and secret, a deadline on every
@@ -21,6 +22,8 @@ export interface RazorpayClient {
   orderPayments(orderId: string): Promise<ProviderAnswer>;
   /** `POST /v1/payments/create/json`: not retried. */
   createPayment(payment: RazorpayPaymentRequest): Promise<ProviderAnswer>;
+  /** `POST /v1/payments/create/upi`: a UPI attempt (intent or collect) on the order; not retried. */
+  createUpiPayment(payment: RazorpayUpiRequest): Promise<ProviderAnswer>;
   /** `GET /v1/payments/{id}`. */
   getPayment(paymentId: string): Promise<ProviderAnswer>;
   /** `GET /v1/payments/{id}/refunds`. */
@@ -53,6 +56,7 @@ export function createRazorpayClient(options: {
     createOrder: (order) => post('/v1/orders', order),
     orderPayments: (orderId) => get(`/v1/orders/${enc(orderId)}/payments`),
     createPayment: (payment) => post('/v1/payments/create/json', payment),
+    createUpiPayment: (payment) => post('/v1/payments/create/upi', payment),
     getPayment: (paymentId) => get(`/v1/payments/${enc(paymentId)}`),
     paymentRefunds: (paymentId) => get(`/v1/payments/${enc(paymentId)}/refunds?count=100`),
     createRefund: (paymentId, refund) =>

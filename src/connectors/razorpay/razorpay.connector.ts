@@ -37,13 +37,15 @@ import {
   RAZORPAY_UPI,
   RAZORPAY_WALLETS,
 } from './razorpay.tables.js';
+import { startUpi } from './razorpay.upi.js';
 import { parseRazorpayReturn, parseRazorpayWebhook } from './razorpay.webhooks.js';
 
 /**
  * Razorpay's server-to-server JSON API (net banking and wallets): one Razorpay order per Kosh
  * payment (its receipt is Kosh's payment id), then a payment on it created once the customer's
  * browser is at Kosh (Razorpay wants the customer's address, user agent and referer), the bank's
- * page, Razorpay's signed return, its signed webhooks and its fetch APIs. Statuses and errors map
+ * page, Razorpay's signed return, its signed webhooks and its fetch APIs. UPI (intent, QR, collect)
+ * goes on the same order through Razorpay's S2S UPI create, at the merchant's call (razorpay.upi.ts). Statuses and errors map
  * through razorpay.tables.ts; an answer the connector cannot read is `unknown` (docs/connectors.md).
  * Verified only against its fake (test/helpers/providers/razorpay-fake.ts).
  *
@@ -178,6 +180,25 @@ export function createRazorpayConnector(options: {
   const { key_secret, webhook_secret } = options.credentials;
   const captureMinutes = autoCaptureMinutes(options.autoCaptureMinutes);
 
+  /**
+   * The payment's Razorpay order: the one made before (found by its receipt, so that a retried
+   * start never makes a second), or a new one. Not retried on an unknown answer: the next start
+   * finds the order by its receipt instead.
+   */
+  async function orderFor(payment: ConnectorPayment): Promise<{ order: unknown } | InitiateResult> {
+    const found = await findOrder(client, payment);
+    if (found.kind === 'unknown') return { outcome: 'unknown', reason: found.reason };
+    if (found.kind === 'found') return { order: found.order };
+    const answer = await client.createOrder(razorpayOrderRequest(payment, captureMinutes));
+    if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
+    if (answer.status === 200 && stringField(answer.body, 'id')) return { order: answer.body };
+    const refusedWith = refusal(answer);
+    if (refusedWith) {
+      return refused(razorpayFailure(refusedWith.reason, refusedWith.code), null, refusedWith.reason);
+    }
+    return { outcome: 'unknown', reason: unreadable(answer) };
+  }
+
   return {
     name: 'razorpay',
     methods: {
@@ -187,18 +208,14 @@ export function createRazorpayConnector(options: {
     },
 
     async initiate(payment): Promise<InitiateResult> {
-      const found = await findOrder(client, payment);
-      if (found.kind === 'unknown') return { outcome: 'unknown', reason: found.reason };
-      if (found.kind === 'found') return started(found.order);
-      // Not retried on an unknown answer: the next start finds the order by its receipt instead.
-      const answer = await client.createOrder(razorpayOrderRequest(payment, captureMinutes));
-      if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
-      if (answer.status === 200 && stringField(answer.body, 'id')) return started(answer.body);
-      const refusedWith = refusal(answer);
-      if (refusedWith) {
-        return refused(razorpayFailure(refusedWith.reason, refusedWith.code), null, refusedWith.reason);
+      const order = await orderFor(payment);
+      if ('outcome' in order) return order;
+      // UPI starts here, at the merchant's S2S call: there is no browser step to wait for.
+      if (payment.upi) {
+        const orderId = stringField(order.order, 'id') as string;
+        return startUpi(client.createUpiPayment, { ...payment, upi: payment.upi }, orderId);
       }
-      return { outcome: 'unknown', reason: unreadable(answer) };
+      return started(order.order);
     },
 
     async continueInBrowser(payment: ConnectorPayment, browser: BrowserDetails): Promise<InitiateResult> {

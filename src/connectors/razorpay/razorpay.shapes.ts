@@ -17,6 +17,7 @@ import {
   RAZORPAY_REFUND_SPEEDS,
   RAZORPAY_REFUND_STATUSES,
   RAZORPAY_UNCAPTURED_REFUND,
+  RAZORPAY_UPI_PAYMENT_STATUSES,
   RAZORPAY_WALLETS,
 } from './razorpay.tables.js';
 
@@ -33,7 +34,7 @@ export interface RazorpayCredentials {
 
 /** The notes that tie Razorpay's order, payment and refund to Kosh's ids (webhooks carry them). */
 export const NOTE_PAYMENT = 'kosh_payment_id';
-const NOTE_ORDER = 'kosh_order_id';
+export const NOTE_ORDER = 'kosh_order_id';
 const NOTE_REFUND = 'kosh_refund_id';
 
 /**
@@ -143,10 +144,16 @@ export function razorpayRefundRequest(refund: ConnectorRefund) {
 }
 export type RazorpayRefundRequest = ReturnType<typeof razorpayRefundRequest>;
 
-/** A Razorpay payment entity in Kosh's words. Its order id is the reference Kosh cross-checks. */
+/**
+ * A Razorpay payment entity in Kosh's words. Its order id is the reference Kosh cross-checks. A UPI
+ * payment (`method: upi`) reads through its own status table, names the VPA that paid (`vpa`) and
+ * the UPI RRN (`acquirer_data.rrn`), and fails with Razorpay's own description of the failure.
+ */
 export function razorpayPaymentStatus(entity: unknown): StatusResult {
   const raw = stringField(entity, 'status');
-  let outcome: PaymentOutcome = row(RAZORPAY_PAYMENT_STATUSES, raw) ?? 'unknown';
+  const upi = stringField(entity, 'method') === 'upi';
+  const statuses = upi ? RAZORPAY_UPI_PAYMENT_STATUSES : RAZORPAY_PAYMENT_STATUSES;
+  let outcome: PaymentOutcome = row(statuses, raw) ?? 'unknown';
   // `refunded` without a capture: the authorisation came too late and went back uncaptured.
   const uncaptured =
     raw === 'refunded' &&
@@ -159,7 +166,11 @@ export function razorpayPaymentStatus(entity: unknown): StatusResult {
       ? undefined
       : uncaptured
         ? RAZORPAY_UNCAPTURED_REFUND
-        : razorpayFailure(stringField(entity, 'error_reason'), stringField(entity, 'error_code'));
+        : upiFailure(
+            upi,
+            razorpayFailure(stringField(entity, 'error_reason'), stringField(entity, 'error_code')),
+            stringField(entity, 'error_description'),
+          );
   const paymentId = text(stringField(entity, 'id'));
   return {
     outcome,
@@ -168,16 +179,27 @@ export function razorpayPaymentStatus(entity: unknown): StatusResult {
     currency: text(stringField(entity, 'currency')),
     reference: text(stringField(entity, 'order_id')) ?? null,
     bankReference:
+      text(stringField(entity, 'acquirer_data', 'rrn')) ??
       text(stringField(entity, 'acquirer_data', 'bank_transaction_id')) ??
       text(stringField(entity, 'acquirer_data', 'transaction_id')) ??
       null,
     // Razorpay's `fee` includes its `tax`; both are passed on as Razorpay states them.
     fee: numberField(entity, 'fee') ?? null,
     tax: numberField(entity, 'tax') ?? null,
+    ...(upi ? { payerVpa: text(stringField(entity, 'vpa')) ?? null } : {}),
     ...(paymentId ? { data: { razorpay_payment_id: paymentId } } : {}),
     ...(failure ? { errorCode: failure.code, errorReason: failure.reason } : {}),
     ...(outcome === 'unknown' ? { reason: `Razorpay payment status ${JSON.stringify(raw ?? null)}` } : {}),
   };
+}
+
+/**
+ * A UPI failure keeps Kosh's code for it (razorpay.tables.ts) with Razorpay's own description (what
+ * the UPI app or bank said: a decline, a wrong PIN, an expired request), when it gives one.
+ */
+function upiFailure(upi: boolean, failure: KoshFailure, description: string | undefined): KoshFailure {
+  const said = upi ? text(description)?.slice(0, 255) : undefined;
+  return said ? { code: failure.code, reason: said } : failure;
 }
 
 /** A Razorpay refund entity in Kosh's words. */

@@ -185,5 +185,28 @@ export const RAZORPAY_REFUND_SPEEDS: Readonly<Record<ConnectorRefund['speed'], s
   instant: 'optimum',
 };
 
-/** The UPI flows the connector takes (`intent` covers intent and QR). */
-export const RAZORPAY_UPI = { intent: false, collect: false } as const;
+/**
+ * The UPI flows the connector takes (`intent` covers intent and QR: Razorpay's intent link is the
+ * QR Kosh renders), both through Razorpay's S2S UPI payment (`POST /v1/payments/create/upi`).
+ */
+export const RAZORPAY_UPI = { intent: true, collect: true } as const;
+
+/**
+ * A UPI payment's `status` → Kosh's outcome. Unlike net banking, a UPI payment is `created` from
+ * the moment Razorpay answers the create (the link exists, the collect request is on the phone)
+ * until the customer approves it in a UPI app: the customer has done nothing yet, so the payment
+ * stays open (`not_started`) until approved, declined, or Kosh's own `expires_at`.
+ * - `authorized`: approved; Razorpay captures it by itself (the order asks for automatic capture),
+ *   so Kosh waits for `captured`, as for net banking.
+ * - `refunded`: captured, then refunded (an uncaptured return is told apart by the connector).
+ */
+export const RAZORPAY_UPI_PAYMENT_STATUSES: Readonly<Record<string, PaymentOutcome>> = {
+  created: 'not_started',
+  authorized: 'pending',
+  captured: 'captured',
+  failed: 'failed',
+  refunded: 'captured',
+};
+
+/** Razorpay's documented bounds for `upi.expiry_time`, in minutes. */
+export const RAZORPAY_UPI_EXPIRY_MINUTES = { min: 5, max: 5760 } as const;

@@ -1,7 +1,18 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { escapeHtml } from '../../../src/modules/payments/html.js';
 import { type LocalServer, type ProviderFault, serveLocally } from '../local-server.js';
+import {
+  type Answer,
+  error,
+  extraField,
+  hmac,
+  isObject,
+  newId,
+  notesOf,
+  parseBody,
+} from './razorpay-fake-common.js';
+import { createUpiPayment, type FakeRazorpayUpi } from './razorpay-fake-upi.js';
 
 /**
  * A local Razorpay, shaped after its public API reference, so the Razorpay connector is tested
@@ -35,9 +46,13 @@ export interface FakeRazorpayPayment {
   orderId: string;
   amount: number;
   currency: string;
-  method: 'netbanking' | 'wallet';
+  method: 'netbanking' | 'wallet' | 'upi';
   bank: string | null;
   wallet: string | null;
+  /** A UPI attempt's flow and link (null for net banking and wallets). */
+  upi: FakeRazorpayUpi | null;
+  /** The VPA of a UPI attempt: the collect request's, or the payer's once approved. */
+  vpa: string | null;
   email: string;
   contact: string;
   description: string | null;
@@ -46,6 +61,7 @@ export interface FakeRazorpayPayment {
   status: 'created' | 'authorized' | 'captured' | 'failed' | 'refunded';
   captured: boolean;
   error: { code: string; description: string; source: string; step: string; reason: string } | null;
+  /** The bank's reference: its transaction id (net banking, wallets) or the UPI RRN. */
   bankTransactionId: string | null;
   createdAt: number;
 }
@@ -133,53 +149,6 @@ const PAY_FIELDS = new Set([
 ]);
 const REFUND_FIELDS = new Set(['amount', 'speed', 'receipt', 'notes']);
 
-const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const newId = (prefix: string) =>
-  `${prefix}_${[...randomBytes(14)].map((byte) => ID_ALPHABET[byte % ID_ALPHABET.length]).join('')}`;
-
-function hmac(secret: string, data: string): string {
-  return createHmac('sha256', secret).update(data).digest('hex');
-}
-
-type Answer = { status: number; body: unknown };
-
-/** Razorpay's error envelope. */
-function error(
-  status: number,
-  description: string,
-  options: { reason?: string; field?: string | null; code?: string; source?: string; step?: string } = {},
-): Answer {
-  return {
-    status,
-    body: {
-      error: {
-        code: options.code ?? 'BAD_REQUEST_ERROR',
-        description,
-        source: options.source ?? 'business',
-        step: options.step ?? 'payment_initiation',
-        reason: options.reason ?? 'input_validation_failed',
-        metadata: {},
-        field: options.field ?? null,
-      },
-    },
-  };
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  !!value && typeof value === 'object' && !Array.isArray(value);
-
-/** A `notes` object: at most 15 string values of at most 256 characters. */
-function notesOf(value: unknown): Record<string, string> | undefined {
-  if (value === undefined) return {};
-  if (!isObject(value) || Object.keys(value).length > 15) return undefined;
-  for (const item of Object.values(value))
-    if (typeof item !== 'string' || item.length > 256) return undefined;
-  return value as Record<string, string>;
-}
-
-const extraField = (input: Record<string, unknown>, allowed: Set<string>) =>
-  Object.keys(input).find((key) => !allowed.has(key));
-
 export class FakeRazorpay {
   readonly orders = new Map<string, FakeRazorpayOrder>();
   readonly payments = new Map<string, FakeRazorpayPayment>();
@@ -207,6 +176,18 @@ export class FakeRazorpay {
   authFailureStatus: 400 | 401 = 401;
   /** The customer's browser as the last payment create gave it. */
   lastBrowser: FakeRazorpayBrowser | undefined;
+  /** The body of the last S2S UPI create, as sent. */
+  lastUpiRequest: Record<string, unknown> | undefined;
+  /** Razorpay's VPA for the merchant: the payee of the fake's intent links (no real PSP's handle). */
+  upiPayeeVpa = 'kosh.merchant@fakerzp';
+  /** The VPA that pays an approved intent or QR attempt (a collect is paid by the VPA it went to). */
+  upiPayerVpa = 'asha.rao@fakebank';
+  /** The `error_reason` of a UPI attempt the customer declined in the app. */
+  upiDeclineReason = 'payment_cancelled';
+  /** Attempts whose webhook goes once the next question about a payment has been answered. */
+  private readonly afterQuestion = new Set<FakeRazorpayPayment>();
+  /** Webhooks on their way (see `webhooksDelivered`). */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private readonly idempotency = new Map<string, { body: string; refundId: string }>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private server!: LocalServer;
@@ -259,13 +240,18 @@ export class FakeRazorpay {
     for (const payment of this.payments.values()) this.markRefunded(payment);
   }
 
-  /** What the bank page's decision does, without a browser (`success`, `failure`, `cancel`). */
+  /**
+   * What the bank page's decision does, without a browser (`success`, `failure`, `cancel`), or the
+   * UPI app's (`success`, `upi_decline`).
+   */
   decide(payment: FakeRazorpayPayment, choice: string): void {
     if (payment.status !== 'created') return;
     const order = this.orders.get(payment.orderId);
     if (choice === 'success') {
       payment.status = 'authorized';
-      payment.bankTransactionId = `${++this.counter}`.padStart(10, '0');
+      // A UPI RRN has 12 digits.
+      payment.bankTransactionId = `${++this.counter}`.padStart(payment.upi ? 12 : 10, '0');
+      if (payment.upi) payment.vpa = payment.upi.requestedVpa ?? this.upiPayerVpa;
       if (this.autoCapture) {
         payment.status = 'captured';
         payment.captured = true;
@@ -275,6 +261,16 @@ export class FakeRazorpay {
     }
     const cancelled = choice === 'cancel';
     payment.status = 'failed';
+    if (choice === 'upi_decline') {
+      payment.error = {
+        code: 'BAD_REQUEST_ERROR',
+        description: 'The customer declined the payment in the UPI app.',
+        source: 'customer',
+        step: 'payment_authentication',
+        reason: this.upiDeclineReason,
+      };
+      return;
+    }
     payment.error = {
       code: 'BAD_REQUEST_ERROR',
       description: cancelled ? 'Payment processing cancelled by user' : 'Payment failed',
@@ -335,6 +331,21 @@ export class FakeRazorpay {
     return status;
   }
 
+  /** Sends this attempt's webhook once the next question Kosh asks has been answered. */
+  sendAfterNextQuestion(payment: FakeRazorpayPayment): void {
+    this.afterQuestion.add(payment);
+  }
+
+  /** Resolves once every webhook on its way has been answered by its receiver. */
+  async webhooksDelivered(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  private sendLater(payment: FakeRazorpayPayment): void {
+    const sending = this.sendWebhook(payment).finally(() => this.inFlight.delete(sending));
+    this.inFlight.add(sending);
+  }
+
   private eventFor(payment: FakeRazorpayPayment): string {
     return payment.status === 'failed'
       ? 'payment.failed'
@@ -382,6 +393,10 @@ export class FakeRazorpay {
           garbage: '{"id": "pay_1", "status": ',
         });
       send(answer);
+      if (route.endpoint === 'status') {
+        for (const payment of this.afterQuestion) this.sendLater(payment);
+        this.afterQuestion.clear();
+      }
       return;
     }
 
@@ -425,6 +440,13 @@ export class FakeRazorpay {
     if (method === 'POST') {
       if (path === '/v1/orders')
         return { endpoint: 'order', call: 'POST /v1/orders', act: () => this.createOrder(body) };
+      if (path === '/v1/payments/create/upi') {
+        return {
+          endpoint: 'pay',
+          call: 'POST /v1/payments/create/upi',
+          act: () => createUpiPayment(this, body),
+        };
+      }
       if (path === '/v1/payments/create/json') {
         return {
           endpoint: 'pay',
@@ -477,17 +499,8 @@ export class FakeRazorpay {
     return undefined;
   }
 
-  private parse(body: string): { input: Record<string, unknown> } | { refused: Answer } {
-    try {
-      const input = JSON.parse(body);
-      return isObject(input) ? { input } : { refused: error(400, 'The request body must be a JSON object.') };
-    } catch {
-      return { refused: error(400, 'The request body is not valid JSON.') };
-    }
-  }
-
   private createOrder(body: string): Answer {
-    const parsed = this.parse(body);
+    const parsed = parseBody(body);
     if ('refused' in parsed) return parsed.refused;
     const input = parsed.input;
     const extra = extraField(input, ORDER_FIELDS);
@@ -552,7 +565,7 @@ export class FakeRazorpay {
   }
 
   private createPayment(body: string): Answer {
-    const parsed = this.parse(body);
+    const parsed = parseBody(body);
     if ('refused' in parsed) return parsed.refused;
     const input = parsed.input;
     const extra = extraField(input, PAY_FIELDS);
@@ -629,6 +642,8 @@ export class FakeRazorpay {
       method,
       bank: typeof bank === 'string' ? bank : null,
       wallet: typeof wallet === 'string' ? wallet : null,
+      upi: null,
+      vpa: null,
       email: input.email as string,
       contact: input.contact as string,
       description: typeof input.description === 'string' ? input.description : null,
@@ -710,7 +725,7 @@ export class FakeRazorpay {
         if (refund) return { status: 200, body: this.refundView(refund) };
       }
     }
-    const parsed = this.parse(body);
+    const parsed = parseBody(body);
     if ('refused' in parsed) return parsed.refused;
     const input = parsed.input;
     const extra = extraField(input, REFUND_FIELDS);
@@ -816,7 +831,7 @@ export class FakeRazorpay {
       card_id: null,
       bank: payment.bank,
       wallet: payment.wallet,
-      vpa: null,
+      vpa: payment.vpa,
       email: payment.email,
       contact: payment.contact,
       notes: Object.keys(payment.notes).length ? payment.notes : [],
@@ -829,9 +844,14 @@ export class FakeRazorpay {
       error_step: payment.error?.step ?? null,
       error_reason: payment.error?.reason ?? null,
       acquirer_data:
-        payment.method === 'netbanking'
-          ? { bank_transaction_id: payment.bankTransactionId }
-          : { transaction_id: payment.bankTransactionId },
+        payment.method === 'upi'
+          ? { rrn: payment.bankTransactionId }
+          : payment.method === 'netbanking'
+            ? { bank_transaction_id: payment.bankTransactionId }
+            : { transaction_id: payment.bankTransactionId },
+      ...(payment.upi
+        ? { upi: { payer_account_type: 'bank_account', vpa: payment.vpa, flow: payment.upi.flow } }
+        : {}),
       created_at: payment.createdAt,
     };
   }
