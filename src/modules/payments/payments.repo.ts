@@ -152,7 +152,9 @@ export function createPaymentsRepo() {
           initiation?.rawStatus ?? null,
           initiation?.next ?? null,
           initiation?.data ?? {},
-          initiation?.nextSyncAt ?? null,
+          // A UPI payment is the reconciler's from its insert (payments_upi_reconciled): one whose
+          // provider is called after the commit is due at once, until the start's answer is recorded.
+          initiation?.nextSyncAt ?? (p.upi ? p.createdAt : null),
           p.upi?.flow ?? null,
           p.upi?.vpa ?? null,
           p.upi?.expiresAt ?? null,
