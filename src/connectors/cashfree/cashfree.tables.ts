@@ -145,7 +145,7 @@ export const CASHFREE_UPI_COLLECT_MINUTES = { min: 5, max: 15 } as const;
  * Why a UPI attempt failed, in Kosh's words, keyed by its `error_details.error_reason` (read before
  * CASHFREE_ERRORS for UPI attempts: a UPI decline's `error_code` is the generic
  * `TRANSACTION_DECLINED`, its reason says who declined), and by the `code` of an API refusal of
- * the collect request's VPA.
+ * the collect request's VPA. Only reasons seen in Cashfree's published examples have rows.
  */
 export const CASHFREE_UPI_ERRORS: Record<string, KoshReason> = {
   auth_declined: {
@@ -153,14 +153,6 @@ export const CASHFREE_UPI_ERRORS: Record<string, KoshReason> = {
     reason: 'The customer declined the payment in their UPI app, or entered a wrong UPI PIN.',
   },
   bank_rejected: { code: 'payment_declined', reason: "The customer's bank declined the UPI payment." },
-  insufficient_funds: {
-    code: 'insufficient_funds',
-    reason: "The customer's bank account had too little money for the UPI payment.",
-  },
-  limit_exceeded: {
-    code: 'limit_exceeded',
-    reason: "The payment is over a UPI limit of the customer's bank or app.",
-  },
   upi_id_invalid: {
     code: 'payment_declined',
     reason: "The provider refused the customer's VPA: no UPI account answers to it.",
