@@ -2,6 +2,14 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { escapeHtml } from '../../../src/modules/payments/html.js';
 import { type LocalServer, type ProviderFault, serveLocally } from '../local-server.js';
+import {
+  CASHFREE_FAKE_PAYER_VPA,
+  type FakeUpiMethod,
+  fakeRrn,
+  readUpiMethod,
+  UPI_DECLINE,
+  upiPayData,
+} from './cashfree-fake-upi.js';
 
 /**
  * A fake of the Cashfree Payment Gateway (API version 2023-08-01) that runs in the test process, so
@@ -11,7 +19,9 @@ import { type LocalServer, type ProviderFault, serveLocally } from '../local-ser
  * started through `/orders/sessions` (net banking answers a POST form, wallets a GET link), the
  * bank's page, an unsigned return to `return_url?order_id=`, webhooks signed
  * base64(HMAC-SHA256(timestamp + body)) with a millisecond timestamp, and refunds keyed by the
- * merchant's `refund_id`. Tests can make it misbehave the ways real providers do.
+ * merchant's `refund_id`. Tests can make it misbehave the ways real providers do. UPI
+ * (`payment_method.upi`: link, qrcode, collect) is in cashfree-fake-upi.ts; its simulated
+ * customer approves or declines in their app (`upiCustomer`).
  *
  * Its bank codes and wallet providers are its own lists (from Cashfree's documentation), not the
  * connector's tables, so a wrong row in those is caught here.
@@ -56,7 +66,8 @@ export interface FakeCashfreePayment {
     | { netbanking: { channel: string; netbanking_bank_code: number } }
     | {
         app: { channel: string; provider: string; phone: string };
-      };
+      }
+    | FakeUpiMethod;
   status: CashfreePaymentStatus;
   bankReference: string | null;
   error: { error_code: string; error_description: string; error_reason: string; error_source: string } | null;
@@ -153,6 +164,8 @@ export class FakeCashfree {
   /** The fake's clock (webhook timestamps, payment times). */
   now: () => Date = () => new Date();
   private readonly replies = new Map<string, Answer>();
+  /** Webhooks held until the order's next status poll is answered (`after` the poll, for UPI). */
+  private readonly afterPoll = new Map<string, () => Promise<void>>();
   private server!: LocalServer;
   private counter = 0;
 
@@ -235,7 +248,7 @@ export class FakeCashfree {
       const replayKey =
         typeof key === 'string' && request.method === 'POST' ? `${route.endpoint}:${key}` : undefined;
       const replay = replayKey && this.replayIdempotencyKeys ? this.replies.get(replayKey) : undefined;
-      const answer = replay ?? route.act(body);
+      const answer = replay ?? (await route.act(body));
       if (replayKey && !replay) this.replies.set(replayKey, answer);
       // A fault happens after the fake acted: the order, payment or refund exists, the answer is lost.
       const fault = this.faults[route.endpoint];
@@ -245,12 +258,13 @@ export class FakeCashfree {
           garbage: '{"cf_order_id": "21494", "order_status": ',
         });
       send(answer);
+      await route.after?.();
       return;
     }
 
     const bank = /^\/bank\/([0-9]+)(\/decide)?$/.exec(url.pathname);
     const found = bank ? this.findPayment(bank[1] as string) : undefined;
-    if (!bank || !found) {
+    if (!bank || !found || 'upi' in found.payment.method) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
@@ -271,7 +285,15 @@ export class FakeCashfree {
   private route(
     method: string,
     path: string,
-  ): { endpoint: CashfreeEndpoint; call: string; act: (body: string) => Answer } | undefined {
+  ):
+    | {
+        endpoint: CashfreeEndpoint;
+        call: string;
+        act: (body: string) => Answer | Promise<Answer>;
+        /** What the fake does once the answer is sent. */
+        after?: () => Promise<void>;
+      }
+    | undefined {
     if (method === 'POST' && path === '/pg/orders') {
       return { endpoint: 'create', call: 'POST /pg/orders', act: (body) => this.createOrder(body) };
     }
@@ -298,6 +320,11 @@ export class FakeCashfree {
           order
             ? { status: 200, body: order.payments.map((payment) => this.paymentView(order, payment)) }
             : notFound(),
+        after: async () => {
+          const held = this.afterPoll.get(orderId);
+          this.afterPoll.delete(orderId);
+          await held?.();
+        },
       };
     }
     if (method === 'POST' && match[2] === 'refunds' && !match[3]) {
@@ -379,7 +406,7 @@ export class FakeCashfree {
     return { status: 200, body: this.orderView(order) };
   }
 
-  private pay(text: string): Answer {
+  private async pay(text: string): Promise<Answer> {
     let input: Record<string, unknown>;
     try {
       input = JSON.parse(text);
@@ -393,6 +420,7 @@ export class FakeCashfree {
     const method = input.payment_method as Record<string, Record<string, unknown>> | undefined;
     const netbanking = method?.netbanking;
     const app = method?.app;
+    const upi = method?.upi;
     let chosen: FakeCashfreePayment['method'];
     if (netbanking) {
       const code = netbanking.netbanking_bank_code;
@@ -426,8 +454,12 @@ export class FakeCashfree {
         );
       }
       chosen = { app: { channel: 'link', provider: app.provider, phone: app.phone } };
+    } else if (upi && typeof upi === 'object') {
+      const read = readUpiMethod(upi);
+      if (!('upi' in read)) return error(400, read.code, read.message);
+      chosen = read;
     } else {
-      return error(400, 'payment_method_invalid', 'payment_method : netbanking or app');
+      return error(400, 'payment_method_invalid', 'payment_method : netbanking, app or upi');
     }
     const payment: FakeCashfreePayment = {
       cfPaymentId: String(5_114_910_000 + ++this.counter),
@@ -440,6 +472,19 @@ export class FakeCashfree {
       completionTime: null,
     };
     order.payments.push(payment);
+    if ('upi' in chosen) {
+      return {
+        status: 200,
+        body: {
+          payment_method: 'upi',
+          channel: chosen.upi.channel,
+          action: 'custom',
+          cf_payment_id: payment.cfPaymentId,
+          payment_amount: rupees(payment.amount),
+          data: await upiPayData(chosen, payment.cfPaymentId, payment.amount),
+        },
+      };
+    }
     const page = `${this.origin}/bank/${payment.cfPaymentId}`;
     return {
       status: 200,
@@ -707,7 +752,8 @@ export class FakeCashfree {
       error_details: payment.error,
       is_captured: payment.status === 'SUCCESS',
       order_amount: rupees(order.amount),
-      payment_group: 'netbanking' in payment.method ? 'net_banking' : 'wallet',
+      payment_group:
+        'netbanking' in payment.method ? 'net_banking' : 'upi' in payment.method ? 'upi' : 'wallet',
       payment_currency: order.currency,
       payment_amount: rupees(payment.amount),
       payment_time: payment.time,
@@ -755,11 +801,51 @@ export class FakeCashfree {
     };
   }
 
+  /**
+   * The simulated customer in a UPI app approves (pays) or declines the order's latest UPI attempt
+   * still waiting; then Cashfree's webhook, by `webhookTiming`: `before` and `instead` now, `after`
+   * once the order's next status poll is answered (the promise settles then), `none` never.
+   */
+  async upiCustomer(orderId: string, action: 'approve' | 'decline'): Promise<void> {
+    const order = this.ordersFor(orderId)[0];
+    const payment = order?.payments
+      .filter((attempt) => 'upi' in attempt.method && attempt.status === 'NOT_ATTEMPTED')
+      .at(-1);
+    if (!order || !payment || !('upi' in payment.method))
+      throw new Error(`no UPI attempt waits on ${orderId}`);
+    const at = this.now().toISOString();
+    payment.completionTime = at;
+    payment.bankReference = fakeRrn(++this.counter);
+    if (action === 'approve') {
+      payment.status = 'SUCCESS';
+      // The payer: the collect request's VPA, or the VPA the customer's app paid a link from.
+      payment.method.upi.upi_id ??= CASHFREE_FAKE_PAYER_VPA;
+      order.status = 'PAID';
+    } else {
+      payment.status = 'FAILED';
+      payment.error = { ...UPI_DECLINE };
+    }
+    // Where webhooks go when the customer decided (a test may point them elsewhere meanwhile).
+    const url = this.webhookUrl;
+    if (this.webhookTiming === 'before' || this.webhookTiming === 'instead') {
+      await this.sendWebhook(order, { url });
+    } else if (this.webhookTiming === 'after') {
+      await new Promise<void>((resolve) => {
+        this.afterPoll.set(orderId, async () => {
+          await this.sendWebhook(order, { url });
+          resolve();
+        });
+      });
+    }
+  }
+
   private bankPage(order: FakeCashfreeOrder, payment: FakeCashfreePayment): string {
     const instrument =
       'netbanking' in payment.method
         ? `Net banking, bank ${payment.method.netbanking.netbanking_bank_code}`
-        : `Wallet, ${payment.method.app.provider}`;
+        : 'app' in payment.method
+          ? `Wallet, ${payment.method.app.provider}`
+          : 'UPI';
     return `<!DOCTYPE html><html><head><title>Cashfree (fake) bank</title></head><body>
 <h1>${escapeHtml(instrument)}</h1><p id="amount">${rupees(payment.amount)} ${escapeHtml(order.currency)}</p>
 <form method="POST" action="/bank/${payment.cfPaymentId}/decide">
