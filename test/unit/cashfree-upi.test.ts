@@ -127,7 +127,7 @@ describe('Cashfree UPI against FakeCashfree', () => {
         payment_method: { upi: { channel: 'qrcode' } },
       }),
     });
-    const body = await answer.json();
+    const body = (await answer.json()) as { cf_payment_id: string; data: { payload: { qrcode: string } } };
     expect(body).toMatchObject({ channel: 'qrcode', action: 'custom' });
     expect(decodeQr(body.data.payload.qrcode)).toBe(fakeUpiLink(String(body.cf_payment_id), 5050));
   });
