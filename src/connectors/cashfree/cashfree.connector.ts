@@ -44,11 +44,13 @@ import { parseCashfreeWebhook } from './cashfree.webhooks.js';
  *
  * The flow: create the order (`POST /orders`), then start its payment with the customer's bank or
  * wallet (`POST /orders/sessions`); Cashfree answers where the browser goes (a POST form or a GET
- * link). The browser comes back unsigned, so Kosh asks `GET /orders/{id}/payments`; Cashfree's
+ * link). UPI goes the same way, answered with the `upi://pay` link or a collect request
+ * (cashfree.upi.ts). The browser comes back unsigned, so Kosh asks `GET /orders/{id}/payments`; Cashfree's
  * signed webhooks say the same sooner.
  *
  * The folder: cashfree.client.ts calls the API, cashfree.shapes.ts builds its requests and reads its
- * answers, cashfree.tables.ts holds its words and Kosh's, cashfree.webhooks.ts checks its webhooks.
+ * answers (cashfree.upi.ts those of UPI), cashfree.tables.ts holds its words and Kosh's,
+ * cashfree.webhooks.ts checks its webhooks.
  */
 
 export interface CashfreeOptions {
