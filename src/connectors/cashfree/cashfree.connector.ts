@@ -33,6 +33,7 @@ import {
   CASHFREE_UPI,
   CASHFREE_WALLETS,
 } from './cashfree.tables.js';
+import { isUpiAttempt, upiStepOf } from './cashfree.upi.js';
 import { parseCashfreeWebhook } from './cashfree.webhooks.js';
 
 /**
@@ -43,11 +44,13 @@ import { parseCashfreeWebhook } from './cashfree.webhooks.js';
  *
  * The flow: create the order (`POST /orders`), then start its payment with the customer's bank or
  * wallet (`POST /orders/sessions`); Cashfree answers where the browser goes (a POST form or a GET
- * link). The browser comes back unsigned, so Kosh asks `GET /orders/{id}/payments`; Cashfree's
+ * link). UPI goes the same way, answered with the `upi://pay` link or a collect request
+ * (cashfree.upi.ts). The browser comes back unsigned, so Kosh asks `GET /orders/{id}/payments`; Cashfree's
  * signed webhooks say the same sooner.
  *
  * The folder: cashfree.client.ts calls the API, cashfree.shapes.ts builds its requests and reads its
- * answers, cashfree.tables.ts holds its words and Kosh's, cashfree.webhooks.ts checks its webhooks.
+ * answers (cashfree.upi.ts those of UPI), cashfree.tables.ts holds its words and Kosh's,
+ * cashfree.webhooks.ts checks its webhooks.
  */
 
 export interface CashfreeOptions {
@@ -150,7 +153,8 @@ async function startPayment(
       rawStatus: refusal.code || null,
     };
   }
-  const step = nextStepOf(field(pay.body, 'data'));
+  // A UPI answer is the app's link (or, for collect, none); a bank's or wallet's is its page.
+  const step = payment.upi ? upiStepOf(pay.body, payment) : nextStepOf(field(pay.body, 'data'));
   if (typeof step === 'string') return { outcome: 'unknown', reason: `pay: ${step}` };
   const cfPaymentId = idField(pay.body, 'cf_payment_id');
   return {
@@ -170,9 +174,10 @@ async function startPayment(
 
 export function createCashfreeConnector(options: CashfreeOptions): Connector {
   const client = createCashfreeClient(options);
+  const now = options.now ?? (() => new Date());
   const webhookOptions = {
     clientSecret: options.credentials.client_secret,
-    now: options.now ?? (() => new Date()),
+    now,
     toleranceMs: (options.webhookToleranceSeconds ?? 300) * 1000,
   };
 
@@ -193,7 +198,21 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
     if (orderId !== undefined && orderId !== payment.id) {
       return { outcome: 'unknown', reason: `answer about order ${orderId}` };
     }
-    return cashfreeStatus(attempt);
+    const result = cashfreeStatus(attempt);
+    // A UPI attempt whose start answer Kosh never recorded (a lost answer: another cf_payment_id)
+    // was never shown to the customer as Kosh's: unless it took the money it is not_started, so
+    // the customer can still pay the attempt Kosh shows (docs/connectors.md, rule 7).
+    const recorded = payment.provider.data.cf_payment_id;
+    if (
+      payment.upi &&
+      isUpiAttempt(attempt) &&
+      result.outcome !== 'captured' &&
+      result.outcome !== 'unknown' &&
+      idField(attempt, 'cf_payment_id') !== (typeof recorded === 'string' ? recorded : undefined)
+    ) {
+      return { outcome: 'not_started', rawStatus: result.rawStatus ?? null };
+    }
+    return result;
   }
 
   async function refundStatus(refund: ConnectorRefund): Promise<RefundResult> {
@@ -212,12 +231,14 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
     },
 
     async initiate(payment): Promise<InitiateResult> {
-      const paymentMethod = cashfreePaymentMethod(payment);
+      const paymentMethod = cashfreePaymentMethod(payment, now());
       if (!paymentMethod) {
         return {
           outcome: 'failed',
           errorCode: 'bank_unavailable',
-          errorReason: 'The provider does not take payments from this bank or wallet.',
+          errorReason: payment.upi
+            ? 'The provider does not take this UPI payment (a collect request needs a VPA).'
+            : 'The provider does not take payments from this bank or wallet.',
           reference: null,
           rawStatus: null,
         };

@@ -16,9 +16,11 @@ import {
   CASHFREE_REFUND_DECLINE,
   CASHFREE_REFUND_STATUSES,
   CASHFREE_STATUS_ERRORS,
+  CASHFREE_UPI_ERRORS,
   CASHFREE_WALLETS,
   type KoshReason,
 } from './cashfree.tables.js';
+import { cashfreeUpiMethod, isUpiAttempt, payerVpaOf } from './cashfree.upi.js';
 
 /**
  * What Cashfree is sent and what it answers (API version 2023-08-01), and the reading of those
@@ -79,10 +81,12 @@ export function cashfreePhone(contact: string): string {
   return indian ? (indian[1] as string) : contact;
 }
 
-/** The payment method Cashfree's `/orders/sessions` takes for a Kosh bank or wallet code. */
+/** The payment method Cashfree's `/orders/sessions` takes for a Kosh bank or wallet code, or UPI. */
 export function cashfreePaymentMethod(
-  payment: Pick<ConnectorPayment, 'method' | 'code' | 'customer'>,
+  payment: Pick<ConnectorPayment, 'method' | 'code' | 'customer'> & { upi?: ConnectorPayment['upi'] },
+  now: Date = new Date(),
 ): Record<string, unknown> | undefined {
+  if (payment.method === 'upi') return payment.upi ? cashfreeUpiMethod(payment.upi, now) : undefined;
   if (payment.method === 'netbanking') {
     const bank = lookup(CASHFREE_BANKS, payment.code.toUpperCase());
     return bank === undefined ? undefined : { netbanking: { channel: 'link', netbanking_bank_code: bank } };
@@ -146,9 +150,13 @@ export function cashfreeRefundRequest(refund: ConnectorRefund): CashfreeRefundRe
   };
 }
 
-/** Why a failed attempt failed, from its `error_details`, else its status, else a plain decline. */
-function declineOf(rawStatus: string | undefined, errorDetails: unknown): KoshReason {
+/**
+ * Why a failed attempt failed, from its `error_details` (a UPI attempt's reason first), else its
+ * status, else a plain decline.
+ */
+function declineOf(rawStatus: string | undefined, errorDetails: unknown, upi: boolean): KoshReason {
   return (
+    (upi ? lookup(CASHFREE_UPI_ERRORS, stringField(errorDetails, 'error_reason')) : undefined) ??
     lookup(CASHFREE_ERRORS, stringField(errorDetails, 'error_code')) ??
     lookup(CASHFREE_ERRORS, stringField(errorDetails, 'error_reason')) ??
     lookup(CASHFREE_STATUS_ERRORS, rawStatus) ??
@@ -170,14 +178,18 @@ export function cashfreeStatus(attempt: unknown, errorDetails?: unknown): Status
     return { outcome: 'unknown', rawStatus: raw ?? null, reason: 'unreadable payment_amount' };
   }
   const cfPaymentId = idField(attempt, 'cf_payment_id');
+  const upi = isUpiAttempt(attempt);
   const decline =
-    outcome === 'failed' ? declineOf(raw, errorDetails ?? field(attempt, 'error_details')) : null;
+    outcome === 'failed' ? declineOf(raw, errorDetails ?? field(attempt, 'error_details'), upi) : null;
+  // The VPA that paid: a UPI attempt that took the money names it (its RRN is `bank_reference`).
+  const payerVpa = upi && outcome === 'captured' ? payerVpaOf(attempt) : null;
   return {
     outcome,
     rawStatus: raw ?? null,
     amount,
     currency: stringField(attempt, 'payment_currency'),
     bankReference: stringField(attempt, 'bank_reference') ?? null,
+    ...(payerVpa ? { payerVpa } : {}),
     ...(cfPaymentId ? { data: { cf_payment_id: cfPaymentId } } : {}),
     ...(decline ? { errorCode: decline.code, errorReason: decline.reason } : {}),
     ...(outcome === 'unknown' ? { reason: `payment_status ${raw ?? 'missing'} is not in the table` } : {}),
@@ -257,7 +269,12 @@ export function refusalOf(answer: Extract<ProviderAnswer, { kind: 'answer' }>): 
  */
 export function refusedStart(refusal: Refusal): KoshReason | undefined {
   if (refusal.status === 401) return CASHFREE_AUTHENTICATION_ERROR;
-  if (refusal.status === 400) return lookup(CASHFREE_ERRORS, refusal.code) ?? CASHFREE_DEFAULT_DECLINE;
+  if (refusal.status === 400)
+    return (
+      lookup(CASHFREE_ERRORS, refusal.code) ??
+      lookup(CASHFREE_UPI_ERRORS, refusal.code) ??
+      CASHFREE_DEFAULT_DECLINE
+    );
   return undefined;
 }
 

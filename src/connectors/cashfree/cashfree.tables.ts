@@ -136,4 +136,25 @@ export const CASHFREE_REFUND_DECLINE: KoshReason = {
 };
 
 /** The UPI flows the connector takes (`intent` covers intent and QR). */
-export const CASHFREE_UPI = { intent: false, collect: false } as const;
+export const CASHFREE_UPI = { intent: true, collect: true } as const;
+
+/** The `upi_expiry_minutes` Cashfree documents for a collect request: 5 to 15. */
+export const CASHFREE_UPI_COLLECT_MINUTES = { min: 5, max: 15 } as const;
+
+/**
+ * Why a UPI attempt failed, in Kosh's words, keyed by its `error_details.error_reason` (read before
+ * CASHFREE_ERRORS for UPI attempts: a UPI decline's `error_code` is the generic
+ * `TRANSACTION_DECLINED`, its reason says who declined), and by the `code` of an API refusal of
+ * the collect request's VPA. Only reasons seen in Cashfree's published examples have rows.
+ */
+export const CASHFREE_UPI_ERRORS: Record<string, KoshReason> = {
+  auth_declined: {
+    code: 'payment_declined',
+    reason: 'The customer declined the payment in their UPI app, or entered a wrong UPI PIN.',
+  },
+  bank_rejected: { code: 'payment_declined', reason: "The customer's bank declined the UPI payment." },
+  upi_id_invalid: {
+    code: 'payment_declined',
+    reason: "The provider refused the customer's VPA: no UPI account answers to it.",
+  },
+};

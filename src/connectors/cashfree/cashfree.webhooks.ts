@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ProviderWebhook, WebhookResult } from '../connector.js';
 import { stringField } from '../http.js';
 import { cashfreeStatus, field, idField } from './cashfree.shapes.js';
+import { isUpiAttempt } from './cashfree.upi.js';
 
 function headerValue(
   headers: Record<string, string | string[] | undefined>,
@@ -58,10 +59,11 @@ export function parseCashfreeWebhook(
   if (orderId !== undefined && orderId !== paymentId) {
     return { verified: false, paymentId, reason: 'data.payment is about another order' };
   }
-  return {
-    verified: true,
-    eventId,
-    paymentId,
-    status: cashfreeStatus(attempt, field(data, 'error_details') ?? field(attempt, 'error_details')),
-  };
+  const status = cashfreeStatus(attempt, field(data, 'error_details') ?? field(attempt, 'error_details'));
+  // A UPI attempt that did not take the money may be one whose start answer Kosh never recorded
+  // (rule 7): only `status`, which knows the attempt Kosh recorded, can say; Kosh asks it.
+  if (isUpiAttempt(attempt) && status.outcome !== 'captured') {
+    return { verified: true, eventId, paymentId, status: null };
+  }
+  return { verified: true, eventId, paymentId, status };
 }

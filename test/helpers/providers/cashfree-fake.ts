@@ -1,7 +1,29 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { escapeHtml } from '../../../src/modules/payments/html.js';
-import { type LocalServer, type ProviderFault, serveLocally } from '../local-server.js';
+import { type LocalServer, serveLocally } from '../local-server.js';
+import {
+  type Answer,
+  bankPage,
+  CASHFREE_FAKE_API_VERSION,
+  type CashfreeEndpoint,
+  type CashfreeFault,
+  type CashfreeRefundStatus,
+  type CashfreeWebhookTiming,
+  error,
+  type FakeCashfreeOrder,
+  type FakeCashfreePayment,
+  type FakeCashfreeRefund,
+  orderView,
+  PHONE,
+  paiseOf,
+  paymentView,
+  readPaymentMethod,
+  refundView,
+  rupees,
+  type SentCashfreeWebhook,
+  webhookOf,
+} from './cashfree-fake-model.js';
+import { CASHFREE_FAKE_PAYER_VPA, fakeRrn, UPI_DECLINE, upiPayData } from './cashfree-fake-upi.js';
 
 /**
  * A fake of the Cashfree Payment Gateway (API version 2023-08-01) that runs in the test process, so
@@ -11,120 +33,31 @@ import { type LocalServer, type ProviderFault, serveLocally } from '../local-ser
  * started through `/orders/sessions` (net banking answers a POST form, wallets a GET link), the
  * bank's page, an unsigned return to `return_url?order_id=`, webhooks signed
  * base64(HMAC-SHA256(timestamp + body)) with a millisecond timestamp, and refunds keyed by the
- * merchant's `refund_id`. Tests can make it misbehave the ways real providers do.
+ * merchant's `refund_id`. Tests can make it misbehave the ways real providers do. UPI
+ * (`payment_method.upi`: link, qrcode, collect) is in cashfree-fake-upi.ts; its simulated
+ * customer approves or declines in their app (`upiCustomer`).
  *
  * Its bank codes and wallet providers are its own lists (from Cashfree's documentation), not the
  * connector's tables, so a wrong row in those is caught here.
  */
 
-export type CashfreeFault = ProviderFault;
-export type CashfreeEndpoint = 'create' | 'pay' | 'status' | 'refund' | 'refundStatus';
-export type CashfreeWebhookTiming = 'after' | 'before' | 'instead' | 'none';
-export type CashfreePaymentStatus = 'NOT_ATTEMPTED' | 'PENDING' | 'SUCCESS' | 'FAILED' | 'USER_DROPPED';
-export type CashfreeRefundStatus = 'SUCCESS' | 'PENDING' | 'CANCELLED' | 'ONHOLD' | 'FAILED';
-
-export const CASHFREE_FAKE_API_VERSION = '2023-08-01';
-
-/** Cashfree's documented net banking codes (its published list; the fake refuses any other). */
-export const CASHFREE_DOCUMENTED_BANK_CODES: ReadonlySet<number> = new Set([
-  3001, 3002, 3003, 3005, 3006, 3007, 3009, 3010, 3011, 3012, 3016, 3017, 3018, 3019, 3020, 3021, 3022, 3023,
-  3024, 3026, 3027, 3028, 3029, 3030, 3031, 3032, 3033, 3037, 3038, 3039, 3040, 3041, 3042, 3043, 3044, 3051,
-  3052, 3054, 3055, 3058, 3060, 3061, 3062, 3064, 3065, 3066, 3067, 3071, 3072, 3073, 3075, 3076, 3077, 3079,
-  3080, 3081, 3083, 3084, 3086, 3087, 3088, 3089, 3090, 3091, 3092, 3094, 3095, 3096, 3097, 3098, 3100, 3101,
-  3102, 3103, 3104, 3105, 3106, 3107, 3108, 3109, 3110, 3111, 3112, 3113, 3114, 3115, 3116, 3117, 3118, 3119,
-  3120, 3121, 3122, 3123, 3333,
-]);
-
-/** Cashfree's documented `app.provider` values. */
-export const CASHFREE_DOCUMENTED_APP_PROVIDERS: ReadonlySet<string> = new Set([
-  'gpay',
-  'phonepe',
-  'ola',
-  'paytm',
-  'amazon',
-  'airtel',
-  'freecharge',
-  'mobikwik',
-  'jio',
-]);
-
-export interface FakeCashfreePayment {
-  cfPaymentId: string;
-  /** In paise. */
-  amount: number;
-  method:
-    | { netbanking: { channel: string; netbanking_bank_code: number } }
-    | {
-        app: { channel: string; provider: string; phone: string };
-      };
-  status: CashfreePaymentStatus;
-  bankReference: string | null;
-  error: { error_code: string; error_description: string; error_reason: string; error_source: string } | null;
-  time: string;
-  completionTime: string | null;
-}
-
-export interface FakeCashfreeOrder {
-  cfOrderId: string;
-  orderId: string;
-  /** In paise. */
-  amount: number;
-  currency: string;
-  customer: Record<string, unknown>;
-  returnUrl: string;
-  status: 'ACTIVE' | 'PAID' | 'EXPIRED';
-  sessionId: string;
-  payments: FakeCashfreePayment[];
-  createdAt: string;
-}
-
-export interface FakeCashfreeRefund {
-  cfRefundId: string;
-  refundId: string;
-  orderId: string;
-  cfPaymentId: string;
-  /** In paise. */
-  amount: number;
-  speed: 'STANDARD' | 'INSTANT';
-  status: CashfreeRefundStatus;
-  createdAt: string;
-}
-
-export interface SentCashfreeWebhook {
-  headers: Record<string, string>;
-  body: string;
-  status: number | undefined;
-}
-
-interface Answer {
-  status: number;
-  body: unknown;
-}
-
-/** Cashfree's webhook signature: base64(HMAC-SHA256(timestamp + raw body, client secret)). */
-export function cashfreeWebhookSignature(secret: string, timestamp: string, body: string): string {
-  return createHmac('sha256', secret)
-    .update(timestamp + body)
-    .digest('base64');
-}
-
-/** Rupees as Cashfree takes them: a number with at most two decimals; in paise, or undefined. */
-function paiseOf(value: unknown): number | undefined {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
-  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(String(value));
-  return match ? Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0')) : undefined;
-}
-
-/** Paise → rupees (5050 → 50.5). */
-const rupees = (paise: number) =>
-  Number(`${Math.trunc(paise / 100)}.${String(paise % 100).padStart(2, '0')}`);
-
-const error = (status: number, code: string, message: string, type = 'invalid_request_error'): Answer => ({
-  status,
-  body: { message, code, type },
-});
-
-const PHONE = /^(\d{10}|\+\d{8,15})$/;
+export type {
+  CashfreeEndpoint,
+  CashfreeFault,
+  CashfreePaymentStatus,
+  CashfreeRefundStatus,
+  CashfreeWebhookTiming,
+  FakeCashfreeOrder,
+  FakeCashfreePayment,
+  FakeCashfreeRefund,
+  SentCashfreeWebhook,
+} from './cashfree-fake-model.js';
+export {
+  CASHFREE_DOCUMENTED_APP_PROVIDERS,
+  CASHFREE_DOCUMENTED_BANK_CODES,
+  CASHFREE_FAKE_API_VERSION,
+  cashfreeWebhookSignature,
+} from './cashfree-fake-model.js';
 
 export class FakeCashfree {
   readonly orders: FakeCashfreeOrder[] = [];
@@ -153,6 +86,8 @@ export class FakeCashfree {
   /** The fake's clock (webhook timestamps, payment times). */
   now: () => Date = () => new Date();
   private readonly replies = new Map<string, Answer>();
+  /** Webhooks held until the order's next status poll is answered (`after` the poll, for UPI). */
+  private readonly afterPoll = new Map<string, () => Promise<void>>();
   private server!: LocalServer;
   private counter = 0;
 
@@ -235,7 +170,7 @@ export class FakeCashfree {
       const replayKey =
         typeof key === 'string' && request.method === 'POST' ? `${route.endpoint}:${key}` : undefined;
       const replay = replayKey && this.replayIdempotencyKeys ? this.replies.get(replayKey) : undefined;
-      const answer = replay ?? route.act(body);
+      const answer = replay ?? (await route.act(body));
       if (replayKey && !replay) this.replies.set(replayKey, answer);
       // A fault happens after the fake acted: the order, payment or refund exists, the answer is lost.
       const fault = this.faults[route.endpoint];
@@ -245,12 +180,13 @@ export class FakeCashfree {
           garbage: '{"cf_order_id": "21494", "order_status": ',
         });
       send(answer);
+      await route.after?.();
       return;
     }
 
     const bank = /^\/bank\/([0-9]+)(\/decide)?$/.exec(url.pathname);
     const found = bank ? this.findPayment(bank[1] as string) : undefined;
-    if (!bank || !found) {
+    if (!bank || !found || 'upi' in found.payment.method) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
@@ -258,7 +194,7 @@ export class FakeCashfree {
       // Net banking arrives by the POST form Cashfree described, wallets by its GET link.
       response
         .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-        .end(this.bankPage(found.order, found.payment));
+        .end(bankPage(found.order, found.payment));
       return;
     }
     if (request.method !== 'POST') {
@@ -271,7 +207,15 @@ export class FakeCashfree {
   private route(
     method: string,
     path: string,
-  ): { endpoint: CashfreeEndpoint; call: string; act: (body: string) => Answer } | undefined {
+  ):
+    | {
+        endpoint: CashfreeEndpoint;
+        call: string;
+        act: (body: string) => Answer | Promise<Answer>;
+        /** What the fake does once the answer is sent. */
+        after?: () => Promise<void>;
+      }
+    | undefined {
     if (method === 'POST' && path === '/pg/orders') {
       return { endpoint: 'create', call: 'POST /pg/orders', act: (body) => this.createOrder(body) };
     }
@@ -287,7 +231,7 @@ export class FakeCashfree {
       return {
         endpoint: 'status',
         call: 'GET /pg/orders/:id',
-        act: () => (order ? { status: 200, body: this.orderView(order) } : notFound()),
+        act: () => (order ? { status: 200, body: orderView(order) } : notFound()),
       };
     }
     if (method === 'GET' && match[2] === 'payments' && !match[3]) {
@@ -296,8 +240,13 @@ export class FakeCashfree {
         call: 'GET /pg/orders/:id/payments',
         act: () =>
           order
-            ? { status: 200, body: order.payments.map((payment) => this.paymentView(order, payment)) }
+            ? { status: 200, body: order.payments.map((payment) => paymentView(order, payment)) }
             : notFound(),
+        after: async () => {
+          const held = this.afterPoll.get(orderId);
+          this.afterPoll.delete(orderId);
+          await held?.();
+        },
       };
     }
     if (method === 'POST' && match[2] === 'refunds' && !match[3]) {
@@ -315,7 +264,7 @@ export class FakeCashfree {
         act: () => {
           const refund = this.refunds.find((r) => r.orderId === orderId && r.refundId === refundId);
           return refund
-            ? { status: 200, body: this.refundView(refund) }
+            ? { status: 200, body: refundView(refund, this.now()) }
             : error(404, 'refund_not_found', 'refund does not exist');
         },
       };
@@ -376,10 +325,10 @@ export class FakeCashfree {
       createdAt: this.now().toISOString(),
     };
     this.orders.push(order);
-    return { status: 200, body: this.orderView(order) };
+    return { status: 200, body: orderView(order) };
   }
 
-  private pay(text: string): Answer {
+  private async pay(text: string): Promise<Answer> {
     let input: Record<string, unknown>;
     try {
       input = JSON.parse(text);
@@ -390,45 +339,8 @@ export class FakeCashfree {
     if (!order)
       return error(400, 'payment_session_id_invalid', 'payment_session_id is not present or is invalid');
     if (order.status !== 'ACTIVE') return error(400, 'order_inactive', 'order is not active');
-    const method = input.payment_method as Record<string, Record<string, unknown>> | undefined;
-    const netbanking = method?.netbanking;
-    const app = method?.app;
-    let chosen: FakeCashfreePayment['method'];
-    if (netbanking) {
-      const code = netbanking.netbanking_bank_code;
-      if (
-        netbanking.channel !== 'link' ||
-        typeof code !== 'number' ||
-        !CASHFREE_DOCUMENTED_BANK_CODES.has(code)
-      ) {
-        return error(
-          400,
-          'payment_method_invalid',
-          'payment_method.netbanking : a link with a known bank code',
-        );
-      }
-      if (this.disabledBanks.has(code)) {
-        return error(400, 'payment_method_unsupported', 'netbanking is not enabled for this bank');
-      }
-      chosen = { netbanking: { channel: 'link', netbanking_bank_code: code } };
-    } else if (app) {
-      if (
-        app.channel !== 'link' ||
-        typeof app.provider !== 'string' ||
-        !CASHFREE_DOCUMENTED_APP_PROVIDERS.has(app.provider) ||
-        typeof app.phone !== 'string' ||
-        !PHONE.test(app.phone)
-      ) {
-        return error(
-          400,
-          'payment_method_invalid',
-          'payment_method.app : a link with a known provider and phone',
-        );
-      }
-      chosen = { app: { channel: 'link', provider: app.provider, phone: app.phone } };
-    } else {
-      return error(400, 'payment_method_invalid', 'payment_method : netbanking or app');
-    }
+    const chosen = readPaymentMethod(input.payment_method, this.disabledBanks);
+    if ('status' in chosen) return chosen;
     const payment: FakeCashfreePayment = {
       cfPaymentId: String(5_114_910_000 + ++this.counter),
       amount: order.amount,
@@ -440,6 +352,19 @@ export class FakeCashfree {
       completionTime: null,
     };
     order.payments.push(payment);
+    if ('upi' in chosen) {
+      return {
+        status: 200,
+        body: {
+          payment_method: 'upi',
+          channel: chosen.upi.channel,
+          action: 'custom',
+          cf_payment_id: payment.cfPaymentId,
+          payment_amount: rupees(payment.amount),
+          data: await upiPayData(chosen, payment.cfPaymentId, payment.amount),
+        },
+      };
+    }
     const page = `${this.origin}/bank/${payment.cfPaymentId}`;
     return {
       status: 200,
@@ -515,7 +440,7 @@ export class FakeCashfree {
       createdAt: this.now().toISOString(),
     };
     this.refunds.push(refund);
-    return { status: 200, body: this.refundView(refund) };
+    return { status: 200, body: refundView(refund, this.now()) };
   }
 
   private findPayment(
@@ -593,66 +518,7 @@ export class FakeCashfree {
     order: FakeCashfreeOrder,
     options: { signature?: string; timestamp?: number } = {},
   ): { headers: Record<string, string>; body: string } {
-    const payment = order.payments.at(-1);
-    if (!payment) throw new Error(`order ${order.orderId} has no payment`);
-    const type =
-      payment.status === 'SUCCESS'
-        ? 'PAYMENT_SUCCESS_WEBHOOK'
-        : payment.status === 'USER_DROPPED'
-          ? 'PAYMENT_USER_DROPPED_WEBHOOK'
-          : 'PAYMENT_FAILED_WEBHOOK';
-    const view = this.paymentView(order, payment);
-    const body = JSON.stringify({
-      data: {
-        order: {
-          order_id: order.orderId,
-          order_amount: rupees(order.amount),
-          order_currency: order.currency,
-          order_tags: null,
-        },
-        payment: {
-          cf_payment_id: payment.cfPaymentId,
-          payment_status: payment.status,
-          payment_amount: rupees(payment.amount),
-          payment_currency: order.currency,
-          payment_message: view.payment_message,
-          payment_time: payment.time,
-          bank_reference: payment.bankReference,
-          auth_id: null,
-          payment_method: payment.method,
-          payment_group: view.payment_group,
-        },
-        customer_details: {
-          customer_name: order.customer.customer_name ?? null,
-          customer_id: order.customer.customer_id,
-          customer_email: order.customer.customer_email ?? null,
-          customer_phone: order.customer.customer_phone,
-        },
-        ...(payment.status === 'SUCCESS' ? {} : { error_details: payment.error }),
-        payment_gateway_details: {
-          gateway_name: 'CASHFREE',
-          gateway_order_id: order.cfOrderId,
-          gateway_payment_id: payment.cfPaymentId,
-          gateway_status_code: null,
-          gateway_settlement: 'CASHFREE',
-        },
-        payment_offers: null,
-      },
-      event_time: this.now().toISOString(),
-      type,
-    });
-    const timestamp = String(options.timestamp ?? this.now().getTime());
-    return {
-      headers: {
-        'content-type': 'application/json',
-        'x-webhook-attempt': '1',
-        'x-webhook-version': CASHFREE_FAKE_API_VERSION,
-        'x-webhook-timestamp': timestamp,
-        'x-webhook-signature':
-          options.signature ?? cashfreeWebhookSignature(this.clientSecret, timestamp, body),
-      },
-      body,
-    };
+    return webhookOf(order, { ...options, secret: this.clientSecret, now: this.now() });
   }
 
   /** Sends the order's webhook now to `webhookUrl` (or `url`); returns the receiver's status code. */
@@ -673,98 +539,41 @@ export class FakeCashfree {
     return status;
   }
 
-  private orderView(order: FakeCashfreeOrder) {
-    return {
-      cf_order_id: order.cfOrderId,
-      order_id: order.orderId,
-      entity: 'order',
-      order_currency: order.currency,
-      order_amount: rupees(order.amount),
-      order_status: order.status,
-      payment_session_id: order.sessionId,
-      order_expiry_time: new Date(Date.parse(order.createdAt) + 30 * 86_400_000).toISOString(),
-      order_note: null,
-      created_at: order.createdAt,
-      order_splits: [],
-      customer_details: order.customer,
-      order_meta: { return_url: order.returnUrl, notify_url: null, payment_methods: null },
-      order_tags: null,
-    };
-  }
-
-  private paymentView(order: FakeCashfreeOrder, payment: FakeCashfreePayment) {
-    const messages: Record<CashfreePaymentStatus, string> = {
-      NOT_ATTEMPTED: 'payment not attempted',
-      PENDING: 'payment pending at the bank',
-      SUCCESS: '00::Transaction success',
-      FAILED: '01::REJECTED',
-      USER_DROPPED: 'user dropped the payment',
-    };
-    return {
-      cf_payment_id: payment.cfPaymentId,
-      order_id: order.orderId,
-      entity: 'payment',
-      error_details: payment.error,
-      is_captured: payment.status === 'SUCCESS',
-      order_amount: rupees(order.amount),
-      payment_group: 'netbanking' in payment.method ? 'net_banking' : 'wallet',
-      payment_currency: order.currency,
-      payment_amount: rupees(payment.amount),
-      payment_time: payment.time,
-      payment_completion_time: payment.completionTime,
-      payment_status: payment.status,
-      payment_message: messages[payment.status],
-      bank_reference: payment.bankReference,
-      auth_id: null,
-      authorization: null,
-      payment_method: payment.method,
-    };
-  }
-
-  private refundView(refund: FakeCashfreeRefund) {
-    return {
-      cf_payment_id: refund.cfPaymentId,
-      cf_refund_id: refund.cfRefundId,
-      order_id: refund.orderId,
-      refund_id: refund.refundId,
-      entity: 'refund',
-      refund_amount: rupees(refund.amount),
-      refund_currency: 'INR',
-      refund_note: null,
-      refund_status: refund.status,
-      refund_arn: refund.status === 'SUCCESS' ? `ARN${refund.cfRefundId}` : null,
-      refund_charge: 0,
-      status_description:
-        refund.status === 'CANCELLED' || refund.status === 'FAILED'
-          ? 'Refund cancelled by the bank.'
-          : refund.status === 'SUCCESS'
-            ? 'Refund processed successfully.'
-            : 'In Progress',
-      metadata: null,
-      refund_splits: [],
-      refund_type: 'MERCHANT_INITIATED',
-      refund_mode: refund.speed,
-      created_at: refund.createdAt,
-      processed_at: refund.status === 'SUCCESS' ? this.now().toISOString() : null,
-      refund_speed: {
-        requested: refund.speed,
-        accepted: refund.speed,
-        processed: refund.speed,
-        message: null,
-      },
-    };
-  }
-
-  private bankPage(order: FakeCashfreeOrder, payment: FakeCashfreePayment): string {
-    const instrument =
-      'netbanking' in payment.method
-        ? `Net banking, bank ${payment.method.netbanking.netbanking_bank_code}`
-        : `Wallet, ${payment.method.app.provider}`;
-    return `<!DOCTYPE html><html><head><title>Cashfree (fake) bank</title></head><body>
-<h1>${escapeHtml(instrument)}</h1><p id="amount">${rupees(payment.amount)} ${escapeHtml(order.currency)}</p>
-<form method="POST" action="/bank/${payment.cfPaymentId}/decide">
-<button type="submit" name="choice" value="success">Success</button>
-<button type="submit" name="choice" value="failure">Failure</button>
-</form></body></html>`;
+  /**
+   * The simulated customer in a UPI app approves (pays) or declines the order's latest UPI attempt
+   * still waiting; then Cashfree's webhook, by `webhookTiming`: `before` and `instead` now, `after`
+   * once the order's next status poll is answered (the promise settles then), `none` never.
+   */
+  async upiCustomer(orderId: string, action: 'approve' | 'decline'): Promise<void> {
+    const order = this.ordersFor(orderId)[0];
+    const payment = order?.payments
+      .filter((attempt) => 'upi' in attempt.method && attempt.status === 'NOT_ATTEMPTED')
+      .at(-1);
+    if (!order || !payment || !('upi' in payment.method))
+      throw new Error(`no UPI attempt waits on ${orderId}`);
+    const at = this.now().toISOString();
+    payment.completionTime = at;
+    payment.bankReference = fakeRrn(++this.counter);
+    if (action === 'approve') {
+      payment.status = 'SUCCESS';
+      // The payer: the collect request's VPA, or the VPA the customer's app paid a link from.
+      payment.method.upi.upi_id ??= CASHFREE_FAKE_PAYER_VPA;
+      order.status = 'PAID';
+    } else {
+      payment.status = 'FAILED';
+      payment.error = { ...UPI_DECLINE };
+    }
+    // Where webhooks go when the customer decided (a test may point them elsewhere meanwhile).
+    const url = this.webhookUrl;
+    if (this.webhookTiming === 'before' || this.webhookTiming === 'instead') {
+      await this.sendWebhook(order, { url });
+    } else if (this.webhookTiming === 'after') {
+      await new Promise<void>((resolve) => {
+        this.afterPoll.set(orderId, async () => {
+          await this.sendWebhook(order, { url });
+          resolve();
+        });
+      });
+    }
   }
 }

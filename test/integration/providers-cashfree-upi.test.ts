@@ -1,0 +1,61 @@
+import { afterAll, beforeAll } from 'vitest';
+import { CASHFREE_UPI_ERRORS } from '../../src/connectors/cashfree/cashfree.tables.js';
+import { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
+import { CASHFREE_FAKE_PAYER_VPA } from '../helpers/providers/cashfree-fake-upi.js';
+import type { Phase } from '../helpers/providers/suite.js';
+import { upiProviderSuite } from '../helpers/providers/upi-suite.js';
+
+/** UPI through Cashfree, as a merchant's live provider account, against its local fake. */
+let fake: FakeCashfree;
+beforeAll(async () => {
+  fake = await FakeCashfree.start();
+});
+afterAll(() => fake?.close());
+
+const ENDPOINTS: Record<Phase, 'create' | 'pay' | 'status' | 'refund'> = {
+  initiate: 'create',
+  pay: 'pay',
+  status: 'status',
+  refund: 'refund',
+};
+const orderOf = (paymentId: string) => {
+  const [order] = fake.ordersFor(paymentId);
+  if (!order) throw new Error(`no Cashfree order for ${paymentId}`);
+  return order;
+};
+
+upiProviderSuite(() => ({
+  name: 'cashfree',
+  env: () => ({ KOSH_CASHFREE_BASE_URL: fake.url }),
+  get credentials() {
+    return { client_id: fake.clientId, client_secret: fake.clientSecret };
+  },
+  bank: 'HDFC',
+  wallet: 'phonepe',
+  declineCode: 'payment_declined',
+  upiDeclineCode: CASHFREE_UPI_ERRORS.auth_declined?.code ?? 'missing',
+  upiPayerVpa: CASHFREE_FAKE_PAYER_VPA,
+  upiCustomer: (paymentId, action) => fake.upiCustomer(paymentId, action),
+  setWebhookUrl: (url) => {
+    fake.webhookUrl = url;
+  },
+  setWebhookTiming: (timing) => {
+    fake.webhookTiming = timing;
+  },
+  setFault: (phase, fault) => {
+    if (fault) fake.faults[ENDPOINTS[phase]] = fault;
+    else delete fake.faults[ENDPOINTS[phase]];
+  },
+  setRefundOutcome: (outcome) => {
+    fake.refundOutcome = outcome === 'processed' ? 'SUCCESS' : 'PENDING';
+  },
+  settleRefunds: () => fake.settleRefunds('SUCCESS'),
+  refundsMadeFor: (refundId) => fake.refundsFor(refundId).length,
+  ordersFor: (paymentId) => fake.ordersFor(paymentId).length,
+  attemptsFor: (paymentId) =>
+    fake
+      .ordersFor(paymentId)
+      .flatMap((order) => order.payments.map((attempt) => ({ captured: attempt.status === 'SUCCESS' }))),
+  sendForgedWebhook: (paymentId) => fake.sendWebhook(orderOf(paymentId), { signature: 'Zm9yZ2Vk' }),
+  close: () => fake.close(),
+}));
