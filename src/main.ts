@@ -45,9 +45,11 @@ Commands:
   merchant clarify MID --reason TEXT     ask a merchant under review for more (needs_clarification)
   merchant suspend MID                   suspend a merchant (its keys stop working)
   partner create --name NAME             create a partner with a test key
-  trigger EVENT [--api-url URL]         fire a test-mode event for real: creates the objects and
+  trigger EVENT [--api-url URL] [--method netbanking|upi]
+                                         fire a test-mode event for real: creates the objects and
                                          walks the sandbox (payment.captured, payment.failed,
-                                         payment.pending, order.paid, refund.processed)
+                                         payment.pending, order.paid, refund.processed) with a
+                                         net-banking payment, or a UPI one (--method upi)
   keys create --account ID --mode test|live
                                          issue a key (live keys need an activated account)
   users create --account ID --email EMAIL [--password PASSWORD]
@@ -89,6 +91,7 @@ function parse(argv: string[]) {
       'secret-key': { type: 'string' },
       events: { type: 'string' },
       'listen-port': { type: 'string' },
+      method: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -267,6 +270,7 @@ async function fire(event: string | undefined, values: Parsed['values']): Promis
     apiKey,
     secretKey,
     event,
+    method: values.method,
     print: (line) => process.stdout.write(`${line}\n`),
   });
 }

@@ -4,10 +4,16 @@ import { Kosh, KoshError, type KoshOptions } from '../../sdk/node/src/index.js';
 
 /**
  * A small shop that sells one thing through Kosh, with the Node SDK (sdk/node): it lists the
- * account's banks and wallets, creates the order and the S2S payment, hands the browser on as
- * `next[0]` says, receives the return POST and shows the status it fetched from Kosh (a browser
+ * account's banks, wallets and UPI flows, creates the order and the S2S payment, hands the browser
+ * on as `next` says, receives the return POST and shows the status it fetched from Kosh (a browser
  * return is never proof of payment). It fulfils an order when its signed `order.paid` webhook
  * arrives, once, however many times that webhook is delivered.
+ *
+ * UPI: the shop sends the browser to Kosh's UPI page (`next[1]`), which shows the QR code on a wide
+ * screen and an "Open UPI app" button on a phone (by CSS, so the shop never guesses the device from
+ * the user agent), follows the payment and brings the customer back with the signed return. A shop
+ * that renders `next[0]` itself (the upi:// link as a button, its `qr_image`) must follow the
+ * payment itself too; this one does not.
  */
 const PRICE = 5000; // ₹50.00 in paise
 
@@ -76,7 +82,7 @@ export async function startMerchant(
 
   async function home(response: http.ServerResponse) {
     // Fetched for every checkout: the account's methods can change, and nothing unsupported is offered.
-    let methods: { netbanking: Record<string, string>; wallet: Record<string, string> };
+    let methods: Awaited<ReturnType<typeof kosh.payments.methods>>;
     try {
       methods = await kosh.payments.methods();
     } catch {
@@ -94,12 +100,29 @@ export async function startMerchant(
 <select name="${field}" id="${field}">${optionTags(entries)}</select>
 ${customer}
 <button type="submit" id="pay-${method}">Pay ₹50.00</button></fieldset></form>`;
+    // UPI: any UPI app by QR code or app button where intent is on; a request to a UPI id where collect is.
+    const upi = methods.upi?.intent
+      ? `<form method="POST" action="/checkout" id="upi-form"><fieldset>
+<legend>UPI</legend>
+<p>Scan a QR code with any UPI app, or open your UPI app on this phone.</p>
+<input type="hidden" name="method" value="upi"><input type="hidden" name="flow" value="intent">
+${customer}
+<button type="submit" id="pay-upi">Pay ₹50.00 with UPI</button></fieldset></form>`
+      : '';
+    const collect = methods.upi?.collect
+      ? `<form method="POST" action="/checkout" id="upi-collect-form"><fieldset>
+<legend>UPI id</legend>
+<input type="hidden" name="method" value="upi"><input type="hidden" name="flow" value="collect">
+<label>Your UPI id <input name="vpa" id="vpa" placeholder="name@bank" required></label>
+${customer}
+<button type="submit" id="pay-upi-collect">Send the payment request</button></fieldset></form>`
+      : '';
     send(
       response,
       200,
       page(
         'Kosh example shop',
-        `<p>One notebook, ₹50.00.</p>${form('netbanking', 'bank', methods.netbanking)}${form('wallet', 'wallet', methods.wallet)}`,
+        `<p>One notebook, ₹50.00.</p>${upi}${collect}${form('netbanking', 'bank', methods.netbanking)}${form('wallet', 'wallet', methods.wallet)}`,
       ),
     );
   }
@@ -119,11 +142,19 @@ ${customer}
         return_url: `${publicUrl}/return`,
       };
       const payment = await kosh.payments.createS2S(
-        form.method === 'wallet'
-          ? { ...customer, method: 'wallet', wallet: form.wallet ?? '' }
-          : { ...customer, method: 'netbanking', bank: form.bank ?? '' },
+        form.method === 'upi'
+          ? {
+              ...customer,
+              method: 'upi',
+              upi: form.flow === 'collect' ? { flow: 'collect', vpa: form.vpa ?? '' } : { flow: 'intent' },
+            }
+          : form.method === 'wallet'
+            ? { ...customer, method: 'wallet', wallet: form.wallet ?? '' }
+            : { ...customer, method: 'netbanking', bank: form.bank ?? '' },
       );
-      const next = payment.next[0];
+      // UPI answers its own step first (upi_intent, upi_qr or upi_collect), then Kosh's UPI page.
+      const next =
+        form.method === 'upi' ? payment.next.find((step) => step.action === 'redirect') : payment.next[0];
       if (next?.action === 'html_form') return send(response, 200, next.html_content);
       if (next?.action === 'redirect') {
         response.writeHead(303, { location: next.url });

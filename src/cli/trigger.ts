@@ -12,6 +12,13 @@ export const TRIGGERS = {
 
 export type TriggerEvent = keyof typeof TRIGGERS;
 
+/**
+ * How the payment is made: `netbanking` answers the sandbox bank page for a payment at ICIC;
+ * `upi` starts a UPI intent payment and answers the sandbox UPI app with the same choice.
+ */
+export const TRIGGER_METHODS = ['netbanking', 'upi'] as const;
+export type TriggerMethod = (typeof TRIGGER_METHODS)[number];
+
 export class TriggerError extends Error {}
 
 export interface TriggerOptions {
@@ -19,6 +26,8 @@ export interface TriggerOptions {
   apiKey: string;
   secretKey: string;
   event: string;
+  /** The payment's method (default netbanking). */
+  method?: string;
   print: (line: string) => void;
   /** How long to wait for the event to be recorded (the sandbox settles pending outcomes later). */
   timeoutMs?: number;
@@ -29,8 +38,9 @@ interface JsonObject {
 }
 
 /**
- * Fires a test-mode event for real: creates an order, starts an S2S net-banking payment, answers
- * the sandbox bank page as a customer would (and refunds the payment for refund events), then waits
+ * Fires a test-mode event for real: creates an order, starts an S2S net-banking payment (or a UPI
+ * one), answers the sandbox bank page (or the sandbox UPI app) as a customer would (and refunds
+ * the payment for refund events), then waits
  * until Kosh has recorded the event, which its webhooks deliver like any other. Nothing is faked:
  * the objects are ordinary test-mode objects of the key's account.
  */
@@ -38,6 +48,12 @@ export async function trigger(options: TriggerOptions): Promise<{ eventId: strin
   if (!(options.event in TRIGGERS)) {
     throw new TriggerError(
       `Unknown event '${options.event}'; kosh trigger fires ${Object.keys(TRIGGERS).join(', ')}.`,
+    );
+  }
+  const method = (options.method ?? 'netbanking') as TriggerMethod;
+  if (!TRIGGER_METHODS.includes(method)) {
+    throw new TriggerError(
+      `Unknown method '${options.method}'; kosh trigger pays by ${TRIGGER_METHODS.join(' or ')}.`,
     );
   }
   if (!options.apiKey.startsWith('key_test_')) {
@@ -93,8 +109,9 @@ export async function trigger(options: TriggerOptions): Promise<{ eventId: strin
     amount: 5000,
     currency: 'INR',
     order_id: order.id,
-    method: 'netbanking',
-    bank: 'ICIC',
+    ...(method === 'upi'
+      ? { method: 'upi', upi: { flow: 'intent' } }
+      : { method: 'netbanking', bank: 'ICIC' }),
     email: 'trigger@example.com',
     contact: '+919876543210',
     name: 'Kosh Trigger',
@@ -103,19 +120,18 @@ export async function trigger(options: TriggerOptions): Promise<{ eventId: strin
   })) as { payment_id: string };
   options.print(`payment  ${payment.payment_id}`);
 
-  // The customer's part: open the sandbox bank page and press the button.
-  const page = await call('GET', `/v1/payments/${payment.payment_id}/authentication/`);
+  // The customer's part: open the sandbox bank page (or UPI app) and press the button.
+  const customerPage =
+    method === 'upi'
+      ? { path: `/v1/payments/${payment.payment_id}/upi-simulator/`, name: 'sandbox UPI app' }
+      : { path: `/v1/payments/${payment.payment_id}/authentication/`, name: 'sandbox bank page' };
+  const page = await call('GET', customerPage.path);
   const token = /name="token" value="([^"]+)"/.exec(await page.text())?.[1];
   if (!token)
-    throw new TriggerError('The sandbox bank page did not offer a choice (is this a test-mode key?).');
-  const chosen = await call(
-    'POST',
-    `/v1/payments/${payment.payment_id}/authentication/`,
-    { token, choice: walk.choice },
-    true,
-  );
+    throw new TriggerError(`The ${customerPage.name} did not offer a choice (is this a test-mode key?).`);
+  const chosen = await call('POST', customerPage.path, { token, choice: walk.choice }, true);
   if (chosen.status >= 400)
-    throw new TriggerError(`The sandbox bank page refused the choice (${chosen.status}).`);
+    throw new TriggerError(`The ${customerPage.name} refused the choice (${chosen.status}).`);
 
   const objects: JsonObject = { order_id: order.id, payment_id: payment.payment_id };
   let subject = payment.payment_id;

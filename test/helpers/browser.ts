@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -71,5 +72,30 @@ export function merchantReturn(page: Page, returnUrl: string): Promise<Record<st
       resolve(Object.fromEntries(new URLSearchParams(route.request().postData() ?? '')));
       await route.fulfill({ status: 200, contentType: 'text/html', body: '<h1 id="thanks">Thank you</h1>' });
     });
+  });
+}
+
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations on the page as it is now, one line each. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;
+    return (await axe.run()).violations;
+  })) as { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** How far the page is wider than the window, in CSS pixels (0 or less: it scrolls down, not sideways). */
+export function overflowWidth(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const view = globalThis as unknown as {
+      document: { documentElement: { scrollWidth: number } };
+      innerWidth: number;
+    };
+    return view.document.documentElement.scrollWidth - view.innerWidth;
   });
 }

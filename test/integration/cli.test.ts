@@ -110,19 +110,31 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       });
       running.push(listen);
       await listen.waitFor(/Ready\. Test-mode events/);
-      for (const event of [
-        'payment.captured',
-        'payment.failed',
-        'payment.pending',
-        'order.paid',
-        'refund.processed',
-      ]) {
+      for (const [event, ...options] of [
+        ['payment.captured'],
+        ['payment.failed'],
+        ['payment.pending'],
+        ['order.paid'],
+        ['refund.processed'],
+        // A UPI payment answered in the sandbox UPI app instead of the bank page.
+        ['payment.captured', '--method', 'upi'],
+      ] as [string, ...string[]][]) {
         // The key is the sandbox merchant's, read from sandbox-credentials.json of the data folder.
-        const fired = runKosh(['trigger', event], { KOSH_DATA_DIR: dataDir, KOSH_API_URL: first.url });
+        const fired = runKosh(['trigger', event, ...options], {
+          KOSH_DATA_DIR: dataDir,
+          KOSH_API_URL: first.url,
+        });
         expect(await fired.exited, fired.output()).toBe(0);
         const eventId = /event\s+(evt_\w+)/.exec(fired.output())?.[1];
         expect(eventId, fired.output()).toBeDefined();
         await listen.waitFor(new RegExp(`--> ${event.replace('.', '\\.')} \\[${eventId}\\]`), 30_000);
+        const paymentId = /payment\s+(pay_\w+)/.exec(fired.output())?.[1];
+        const payment = await fetch(`${first.url}/v1/payments/${paymentId}/`, {
+          headers: { authorization: authHeader(credentials.merchant) },
+        });
+        expect(((await payment.json()) as { data: { method: string } }).data.method).toBe(
+          options.includes('upi') ? 'upi' : 'netbanking',
+        );
       }
       await listen.stop('SIGINT');
 

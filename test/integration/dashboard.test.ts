@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import qs from 'qs';
 import { beforeAll, expect, it } from 'vitest';
+import { upiMethods } from '../../src/modules/methods/methods.js';
 import {
   basicAuth,
   createHarness,
@@ -264,6 +265,39 @@ describeEachDatabase('dashboard', (harness) => {
     expect(lines.slice(1).map((line) => line.split(',')[2])).toEqual(
       api.json().data.map((payment: { amount: number }) => String(payment.amount)),
     );
+  });
+
+  it('filters UPI payments and shows their flow and masked UPI id, never the whole id', async () => {
+    const shop = await harness().merchant('UPI Shop');
+    const { methods } = harness().container.services;
+    const current = await methods.get(shop.id, 'test');
+    await methods.set(harness().container.db, shop.id, 'test', { ...current, upi: upiMethods(true, true) });
+    const visitor = await signedIn(shop);
+    const netbanking = (await captured(shop)).paymentId;
+    const upi = { method: 'upi', bank: undefined, return_url: undefined };
+    const intent = (await createPayment(harness(), shop, { ...upi, upi: { flow: 'intent' } })).paymentId;
+    const collect = (
+      await createPayment(harness(), shop, { ...upi, upi: { flow: 'collect', vpa: 'asha.rao@okaxis' } })
+    ).paymentId;
+
+    const list = await visitor.request('GET', '/dashboard/payments/?method=upi');
+    expect(list.statusCode).toBe(200);
+    expect(list.body).toContain('<option selected>upi</option>');
+    expect(list.body).not.toContain(netbanking);
+    expect(list.body).toContain(intent);
+    expect(list.body).toContain('upi · intent');
+    expect(list.body).toContain('upi · collect · as******@okaxis');
+    expect(list.body).not.toContain('asha.rao@okaxis');
+
+    const detail = await visitor.request('GET', `/dashboard/payments/${collect}/`);
+    expect(detail.body).toMatch(/<dt>UPI flow<\/dt><dd>collect<\/dd>/);
+    expect(detail.body).toMatch(/<dt>Request to<\/dt><dd>as\*{6}@okaxis<\/dd>/);
+    expect(detail.body).toMatch(/<dt>Expires<\/dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/dd>/);
+    expect(detail.body).not.toContain('<dt>Bank</dt>');
+    expect(detail.body).not.toContain('asha.rao@okaxis');
+
+    const settings = await visitor.request('GET', '/dashboard/settings/');
+    expect(settings.body).toMatch(/<dt>UPI<\/dt><dd>intent and QR, collect<\/dd>/);
   });
 
   it('shows a payment with its events and deliveries; Resend makes a new delivery; Refund ends processed', async () => {

@@ -115,13 +115,16 @@ export class Kosh {
   };
 
   readonly payments = {
-    /** Starts a net-banking or wallet payment; `next[0]` says how to send the browser on. */
+    /**
+     * Starts a net-banking, wallet or UPI payment; `next[0]` says how to send the browser on (for
+     * UPI, the upi:// link, its QR code or the collect request, and `next[1]` Kosh's UPI page).
+     */
     createS2S: (body: CreatePaymentRequest, options?: CallOptions): Promise<CreatePaymentResponse> =>
       this.post<CreatePaymentResponse>('/v1/payments/create/s2s/', body, options),
     retrieve: async (paymentId: string): Promise<Payment> =>
       (await this.get<Wrapped<Payment>>(`/v1/payments/${id(paymentId)}/`)).data,
     list: (query: PaymentListQuery = {}): List<Payment> => this.list<Payment>('/v1/payments/', query),
-    /** The banks and wallets enabled for this account: offer only these. */
+    /** The banks, wallets and UPI flows enabled for this account: offer only these. */
     methods: (): Promise<Methods> => this.get<Methods>('/v1/payments/methods/'),
   };
 

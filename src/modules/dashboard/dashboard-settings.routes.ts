@@ -31,7 +31,11 @@ export function registerSettingsPages(app: App, deps: DashboardDeps, route: Sign
         session,
         { title: 'Settings', section: '/settings/' },
         settingsContent(
-          { netbanking: Object.values(methods.netbanking), wallet: Object.values(methods.wallet) },
+          {
+            netbanking: Object.values(methods.netbanking),
+            wallet: Object.values(methods.wallet),
+            upi: methods.upi,
+          },
           session.mode,
           connectorAccounts,
         ),

@@ -96,6 +96,24 @@ export function homeContent(summary: Summary): Html {
 <svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="Captured amount per day over the last 30 days">${bars}</svg>`;
 }
 
+/** What a payment was paid with: the bank or wallet, or for UPI the flow and the masked UPI id. */
+function paidWith(payment: Payment): string {
+  if (payment.upi)
+    return [payment.upi.flow, payment.upi.vpa ?? payment.upi.payer_vpa].filter(Boolean).join(' · ');
+  return payment.bank ?? payment.wallet ?? '';
+}
+
+/** The method's own rows of a payment's detail: bank and wallet, or the UPI flow, ids and expiry. */
+function methodFields(payment: Payment): Html {
+  if (!payment.upi)
+    return html`${field('Bank', payment.bank)}
+  ${field('Wallet', payment.wallet)}`;
+  return html`${field('UPI flow', payment.upi.flow)}
+  ${payment.upi.flow === 'collect' ? field('Request to', payment.upi.vpa) : ''}
+  ${field('Paid from', payment.upi.payer_vpa)}
+  ${field('Expires', when(payment.upi.expires_at))}`;
+}
+
 export function paymentsContent(list: ListPage<Payment>, filters: PaymentFilters): Html {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(filters)) if (value && key !== 'cursor') params.set(key, value);
@@ -104,7 +122,7 @@ export function paymentsContent(list: ListPage<Payment>, filters: PaymentFilters
   <td><a class="mono" href="${DASHBOARD}/payments/${payment.id}/">${payment.id}</a></td>
   <td class="num">${money(payment.amount, payment.currency)}</td>
   <td>${badge(payment.status)}${payment.refund_status ? html` ${badge(`refunded ${payment.refund_status}`)}` : ''}</td>
-  <td>${payment.method} · ${payment.bank ?? payment.wallet ?? ''}</td>
+  <td>${payment.method} · ${paidWith(payment)}</td>
   <td>${payment.email ?? ''}</td>
   <td class="mono">${payment.order_id}</td>
   <td>${when(payment.created_at)}</td>
@@ -155,8 +173,7 @@ export function paymentContent(
   ${field('Amount', money(payment.amount, payment.currency))}
   ${field('Refunded', money(payment.amount_refunded, payment.currency))}
   ${field('Method', payment.method)}
-  ${field('Bank', payment.bank)}
-  ${field('Wallet', payment.wallet)}
+  ${methodFields(payment)}
   ${field('Order', html`<a class="mono" href="${DASHBOARD}/orders/${payment.order_id}/">${payment.order_id}</a>`)}
   ${field('Email', payment.email)}
   ${field('Contact', payment.contact)}
@@ -298,7 +315,7 @@ export function keysContent(session: DashboardSession, keys: ApiKey[]): Html {
 }
 
 export function settingsContent(
-  methods: { netbanking: string[]; wallet: string[] },
+  methods: { netbanking: string[]; wallet: string[]; upi: { intent: boolean; collect: boolean } },
   mode: Mode,
   connectorAccounts: { id: string; connector: string; status: string }[] | undefined,
 ): Html {
@@ -311,6 +328,12 @@ ${
 <dl class="fields">
   ${field('Net banking', methods.netbanking.length ? methods.netbanking.join(', ') : 'none')}
   ${field('Wallets', methods.wallet.length ? methods.wallet.join(', ') : 'none')}
+  ${field(
+    'UPI',
+    [methods.upi.intent ? 'intent and QR' : '', methods.upi.collect ? 'collect' : '']
+      .filter(Boolean)
+      .join(', ') || 'none',
+  )}
 </dl>
 ${
   connectorAccounts

@@ -6,11 +6,24 @@ import { amountText, bankDocument, hiddenInputs, type Page } from './html.js';
 type UpiView = Extract<AuthenticationView, { kind: 'upi' | 'simulator' | 'simulated' | 'outcome' }>;
 
 /** The QR on a wide screen, the app button on a phone: CSS alone decides, so it works without script. */
-const UPI_STYLE = `.qr{text-align:center;margin:1rem 0}.qr img{width:15rem;height:15rem;image-rendering:pixelated}
+const UPI_STYLE = `.payee{color:#556;margin:-.5rem 0 1rem}
+.sandbox{background:#fff6db;border:1px solid #e9d8a6;border-radius:.3rem;padding:.5rem .75rem;color:#4d3d00;font-size:.85rem}
+.state{font-weight:600;display:flex;align-items:center;gap:.5rem}
+.state::before{content:"";flex:none;width:.6rem;height:.6rem;border-radius:50%;background:#c77d00}
+.qr{text-align:center;margin:1rem 0}.qr img{width:14rem;height:14rem;max-width:100%;padding:.5rem;
+border:1px solid #d5d9e2;border-radius:.5rem;image-rendering:pixelated;background:#fff}.qr p{margin:.4rem 0 0}
 .app{display:none;margin:1rem 0}.button{display:block;text-align:center;padding:.8rem;border-radius:.3rem;
-background:#1f8a4c;color:#fff;font-weight:600;text-decoration:none}.state{font-weight:600}
+background:#17703d;color:#fff;font-weight:600;text-decoration:none;font-size:1.05rem}
+.timer{display:flex;justify-content:space-between;align-items:baseline;border-top:1px solid #e4e7ee;padding-top:.75rem}
+.timer strong{font-size:1.2rem;font-variant-numeric:tabular-nums}
 .expire{background:#e8ecf5;color:#1d2330}
 @media (max-width:40rem){.qr{display:none}.app{display:block}}`;
+
+/** The sandbox UPI app: Pay stands out, and on a phone each choice keeps its explanation close. */
+const SIMULATOR_STYLE = `.outcomes button.success{background:#17703d;color:#fff;font-weight:600}
+.vpa{display:block;font-weight:400;color:#556}.id{font-family:ui-monospace,monospace;font-size:.85rem}
+@media (max-width:30rem){dl{grid-template-columns:1fr;gap:0}dd{margin-bottom:.5rem}
+.outcomes{gap:1rem}.outcomes li{gap:.3rem}}`;
 
 /**
  * Follows the payment without the customer doing anything: asks Kosh for its status every two
@@ -76,9 +89,11 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
     const merchant = escapeHtml(view.merchantName);
     const waiting =
       payment.status === 'pending' ? 'Your bank is confirming the payment…' : 'Waiting for your payment…';
-    const sandboxNote = view.sandbox
-      ? `<p class="note">Test mode: no money moves. The QR code and the button open Kosh’s sandbox UPI app; no real UPI app can pay this payment.</p>`
-      : '';
+    const sandboxNote = !view.sandbox
+      ? ''
+      : payment.upi_flow === 'collect'
+        ? `<p class="sandbox">Test mode: no money moves. No real UPI app receives this request; answer it in Kosh’s sandbox UPI app.</p>`
+        : `<p class="sandbox">Test mode: no money moves. The QR code and the button open Kosh’s sandbox UPI app; no real UPI app can pay this payment.</p>`;
     const pay =
       payment.upi_flow === 'collect'
         ? `<p>We sent a payment request to <strong>${escapeHtml(maskVpa(payment.upi_vpa ?? ''))}</strong>. Open your UPI app and approve it.</p>`
@@ -88,7 +103,7 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
               view.qr
                 ? `<img src="${escapeHtml(view.qr)}" alt="UPI QR code: pay ${amount} to ${merchant}">`
                 : ''
-            }<p>Scan the code with any UPI app.</p></div>
+            }<p>Scan the code with any UPI app on your phone.</p></div>
   <p class="app"><a class="button" id="open-app" href="${escapeHtml(view.link)}">Open UPI app</a></p>`;
     const simulator =
       view.sandbox && view.link === null
@@ -102,8 +117,8 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
   <p id="state" class="state" role="status" aria-live="polite">${waiting}</p>
   ${pay}
   ${simulator}
-  <p>Time left: <span id="remaining" data-end="${expiresAt.getTime()}">${remaining(expiresAt, now)}</span>
-    (until <time datetime="${expiresAt.toISOString()}">${expiresAt.toISOString().slice(11, 16)} UTC</time>).</p>
+  <p class="timer"><span>Time left (until <time datetime="${expiresAt.toISOString()}">${expiresAt.toISOString().slice(11, 16)} UTC</time>)</span>
+    <strong id="remaining" data-end="${expiresAt.getTime()}">${remaining(expiresAt, now)}</strong></p>
   <p class="note">Keep this page open: it moves on by itself once your bank answers. Payment ${escapeHtml(payment.id)}.</p>
 </main>`;
     return {
@@ -128,7 +143,7 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
     const to =
       payment.upi_flow === 'collect'
         ? `<dt>Request to</dt><dd>${escapeHtml(maskVpa(payment.upi_vpa ?? ''))}</dd>`
-        : '<dt>Payee</dt><dd>Kosh Sandbox (sandbox.payee@kosh)</dd>';
+        : '<dt>Payee</dt><dd>Kosh Sandbox <span class="vpa">sandbox.payee@kosh</span></dd>';
     const body = `<main>
   <h1>Kosh sandbox UPI app</h1>
   <p class="note">Test mode: no money moves. Choose what the customer’s UPI app and bank do.</p>
@@ -136,7 +151,7 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
     <dt>Merchant</dt><dd id="merchant">${escapeHtml(view.merchantName)}</dd>
     <dt>Amount</dt><dd id="amount">${amount}</dd>
     ${to}
-    <dt>Payment</dt><dd>${escapeHtml(payment.id)}</dd>
+    <dt>Payment</dt><dd class="id">${escapeHtml(payment.id)}</dd>
   </dl>
   <form method="POST" action="${escapeHtml(selfUrl)}">
     ${hiddenInputs({ token: view.token })}
@@ -147,7 +162,7 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
 </main>`;
     return {
       status: 200,
-      html: bankDocument({ title: 'Kosh sandbox UPI app', nonce, body }),
+      html: bankDocument({ title: 'Kosh sandbox UPI app', nonce, body, style: SIMULATOR_STYLE }),
       formTargets: [],
     };
   }

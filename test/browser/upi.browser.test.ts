@@ -1,0 +1,179 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startMerchant } from '../../examples/merchant/app.js';
+import { upiMethods } from '../../src/modules/methods/methods.js';
+import {
+  axeViolations,
+  BROWSER_TEST_TIMEOUT_MS,
+  type LaunchedBrowser,
+  launchBrowser,
+  overflowWidth,
+} from '../helpers/browser.js';
+import { DATABASE_KINDS } from '../helpers/databases.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+import { freePort } from '../helpers/process.js';
+import { decodeQr } from '../helpers/qr.js';
+
+vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
+
+const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
+const WIDTHS = [1280, 375] as const;
+/**
+ * The database the pages are photographed and audited on: the markup does not depend on it, and
+ * Chromium's rendering is the costliest work in the suite (docs/testing.md, "Browser tests on two
+ * cores"). The walks themselves run on both databases.
+ */
+const RENDERED_ON = 'pglite';
+
+/**
+ * UPI in Debian's headless Chromium: the example shop offers UPI, the browser lands on Kosh's UPI
+ * page (the QR code on a wide screen, the "Open UPI app" button on a phone), the customer pays in
+ * the sandbox UPI app in a second page (as on a second device), and Kosh's page, which the customer
+ * never touches again, follows the payment and posts the signed return to the shop.
+ */
+for (const kind of DATABASE_KINDS) {
+  describe(`UPI in a real browser [${kind}]`, () => {
+    let harness: Harness;
+    let browser: LaunchedBrowser;
+    let context: BrowserContext;
+    let shop: { url: string; close(): Promise<void> };
+    let koshUrl: string;
+
+    beforeAll(async () => {
+      const port = await freePort();
+      koshUrl = `http://127.0.0.1:${port}`;
+      // The real clock: the page counts down to expires_at in the browser's own time.
+      harness = await createHarness(kind, { KOSH_PUBLIC_URL: koshUrl }, { realClock: true });
+      await harness.app.listen({ port, host: '127.0.0.1' });
+      const merchant = await harness.merchant('Notebook Shop');
+      // Collect too, as a partner would turn it on (PATCH …/methods/ {"upi": {"collect": true}}).
+      const { methods } = harness.container.services;
+      const current = await methods.get(merchant.id, 'test');
+      await methods.set(harness.container.db, merchant.id, 'test', {
+        ...current,
+        upi: upiMethods(true, true),
+      });
+      shop = await startMerchant({
+        baseUrl: koshUrl,
+        apiKey: merchant.credentials.api_key,
+        secretKey: merchant.credentials.secret_key,
+      });
+      browser = await launchBrowser();
+      context = browser.context;
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await shop?.close();
+      await harness?.close();
+    });
+
+    /** Screenshots at both widths, axe-core (no serious or critical violation), nothing wider than the screen. */
+    async function audit(
+      page: Page,
+      name: string,
+      atWidth?: (width: number) => Promise<void>,
+    ): Promise<void> {
+      if (kind !== RENDERED_ON) return;
+      fs.mkdirSync(SCREENSHOTS, { recursive: true });
+      for (const width of WIDTHS) {
+        await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
+        await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+        expect(await axeViolations(page), `${name} at ${width} px`).toEqual([]);
+        expect(await overflowWidth(page), `${name} is wider than ${width} px`).toBeLessThanOrEqual(0);
+        await atWidth?.(width);
+      }
+    }
+
+    /** The shop's UPI checkout, at the width given: it lands on Kosh's UPI page. */
+    async function checkout(page: Page, button: '#pay-upi' | '#pay-upi-collect'): Promise<string> {
+      await page.goto(shop.url);
+      if (button === '#pay-upi-collect') await page.fill('#vpa', 'asha@okaxis');
+      await page.click(button);
+      await page.waitForURL(`${koshUrl}/v1/payments/*/authentication/`);
+      await expect(page.locator('h1').textContent()).resolves.toMatch(
+        /^Pay ₹50\.00 to Notebook Shop( \d+)? with UPI$/,
+      );
+      await expect(page.locator('#state').textContent()).resolves.toBe('Waiting for your payment…');
+      await expect(page.locator('#remaining').textContent()).resolves.toMatch(/^(10:00|9:[0-5]\d)$/);
+      return new URL(page.url()).pathname.split('/')[3] as string;
+    }
+
+    /** The customer's UPI app, in a second page: chooses success. */
+    async function payInApp(simulatorUrl: string, audited: boolean): Promise<void> {
+      const app = await context.newPage();
+      try {
+        await app.goto(simulatorUrl);
+        await expect(app.locator('h1').textContent()).resolves.toBe('Kosh sandbox UPI app');
+        await expect(app.locator('#amount').textContent()).resolves.toBe('₹50.00');
+        if (audited) await audit(app, 'upi-simulator');
+        await app.locator('button[name="choice"][value="success"]').click();
+        await expect(app.locator('#result').textContent()).resolves.toContain('The payment is now captured');
+      } finally {
+        await app.close();
+      }
+    }
+
+    /** The shop's return page, reached by Kosh's UPI page alone: the signed return, verified. */
+    async function returned(page: Page, paymentId: string): Promise<void> {
+      await page.waitForURL(`${shop.url}/return`);
+      await expect(page.locator('#payment-id').textContent()).resolves.toBe(paymentId);
+      await expect(page.locator('#payment-status').textContent()).resolves.toBe('captured');
+      await expect(page.locator('#order-status').textContent()).resolves.toBe('paid');
+      await expect(page.locator('#signature').textContent()).resolves.toBe('verified');
+    }
+
+    it('shows the QR code on a wide screen and the app button on a phone, follows a payment made in a second page, and returns signed', async () => {
+      const page = await context.newPage();
+      try {
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const paymentId = await checkout(page, '#pay-upi');
+        const simulator = `${koshUrl}/v1/payments/${paymentId}/upi-simulator/`;
+        // In test mode the QR code and the button open the sandbox UPI app (an https link in production).
+        const qr = page.locator('.qr img');
+        const openApp = page.locator('#open-app');
+        expect(decodeQr((await qr.getAttribute('src')) as string)).toBe(simulator);
+        await expect(openApp.getAttribute('href')).resolves.toBe(simulator);
+        const shown = async (width: number) => {
+          const wide = width > 640;
+          await expect(qr.isVisible(), `QR at ${width} px`).resolves.toBe(wide);
+          await expect(openApp.isVisible(), `app button at ${width} px`).resolves.toBe(!wide);
+        };
+        await shown(1280);
+        await audit(page, 'upi-page', shown);
+        await page.setViewportSize({ width: 1280, height: 900 });
+
+        await payInApp(simulator, true);
+        await returned(page, paymentId);
+      } finally {
+        await page.close();
+      }
+    });
+
+    it('follows a collect request approved in the sandbox UPI app, on a phone', async () => {
+      const page = await context.newPage();
+      try {
+        await page.setViewportSize({ width: 375, height: 812 });
+        const paymentId = await checkout(page, '#pay-upi-collect');
+        await expect(page.locator('main').textContent()).resolves.toContain(
+          'We sent a payment request to as**@okaxis',
+        );
+        // No QR code and no app button: the request is in the customer's UPI app already.
+        await expect(page.locator('.qr img').count()).resolves.toBe(0);
+        await expect(page.locator('#open-app').count()).resolves.toBe(0);
+        await audit(page, 'upi-collect');
+        const simulator = await page
+          .locator('a', { hasText: 'Open the sandbox UPI app' })
+          .getAttribute('href');
+        expect(simulator).toBe(`${koshUrl}/v1/payments/${paymentId}/upi-simulator/`);
+
+        await payInApp(simulator as string, false);
+        await returned(page, paymentId);
+      } finally {
+        await page.close();
+      }
+    });
+  });
+}
