@@ -34,6 +34,20 @@ function dueFilter(due: Due, next: number): { sql: string; params: unknown[] } {
     : { sql: `ORDER BY cs.expires_at LIMIT $${next}`, params: [due.limit] };
 }
 
+/** Tenant-scoped: another account's or mode's session is not found. */
+async function find(
+  db: Queryable,
+  accountId: string,
+  mode: Mode,
+  id: string,
+): Promise<CheckoutSessionRow | undefined> {
+  const [row] = await db.query<CheckoutSessionRow>(
+    `SELECT ${COLUMNS} FROM checkout_sessions WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    [id, accountId, mode],
+  );
+  return row;
+}
+
 export function createCheckoutRepo() {
   return {
     /** Inserts the session; a resumed Idempotency-Key request finds the row its dead attempt wrote. */
@@ -46,22 +60,10 @@ export function createCheckoutRepo() {
          RETURNING ${COLUMNS}`,
         [s.id, s.accountId, s.mode, s.orderId, s.returnUrl, s.customer, s.methods, s.expiresAt, s.createdAt],
       );
-      return row ?? (await this.find(db, s.accountId, s.mode, s.id)) ?? missing(s.id);
+      return row ?? (await find(db, s.accountId, s.mode, s.id)) ?? missing(s.id);
     },
 
-    /** Tenant-scoped: another account's or mode's session is not found. */
-    async find(
-      db: Queryable,
-      accountId: string,
-      mode: Mode,
-      id: string,
-    ): Promise<CheckoutSessionRow | undefined> {
-      const [row] = await db.query<CheckoutSessionRow>(
-        `SELECT ${COLUMNS} FROM checkout_sessions WHERE id = $1 AND account_id = $2 AND mode = $3`,
-        [id, accountId, mode],
-      );
-      return row;
-    },
+    find,
 
     /** By id alone: the customer's page holds nothing but the id (the unguessable id is the capability). */
     async findById(db: Queryable, id: string): Promise<CheckoutSessionRow | undefined> {
