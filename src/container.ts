@@ -20,6 +20,9 @@ import {
   type KeyCache,
 } from './modules/accounts/accounts.service.js';
 import { newPepper } from './modules/accounts/credentials.js';
+import { createCheckoutRepo } from './modules/checkout/checkout.repo.js';
+import { createCheckoutService } from './modules/checkout/checkout.service.js';
+import { createCheckoutSweepJob } from './modules/checkout/checkout-sweep.js';
 import { createConnectorAccountsRepo } from './modules/connector-accounts/connector-accounts.repo.js';
 import {
   connectorOf,
@@ -122,6 +125,7 @@ interface Shared {
 function createRepos() {
   return {
     accounts: createAccountsRepo(),
+    checkout: createCheckoutRepo(),
     events: createEventsRepo(),
     methods: createMethodsRepo(),
     orders: createOrdersRepo(),
@@ -200,6 +204,17 @@ function wireServices(db: Db, shared: Shared) {
     deadlines,
     publicUrl,
     log,
+  });
+  const checkout = createCheckoutService({
+    db,
+    repo: repos.checkout,
+    ids,
+    clock,
+    orders,
+    methods,
+    payments,
+    events,
+    publicUrl,
   });
   const connectorAccounts = createConnectorAccountsService({
     db,
@@ -290,6 +305,7 @@ function wireServices(db: Db, shared: Shared) {
     paymentStates,
     paymentsLedger,
     authentication,
+    checkout,
     providerReturns,
     refunds,
     refundExecution,
@@ -419,6 +435,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
       idleIntervalMs: config.payments.syncIntervalMs,
     });
 
+    const checkoutSweep = createCheckoutSweepJob({ checkout: services.checkout });
+
     return {
       config,
       db,
@@ -435,7 +453,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       keyring,
       webhookDelivery,
       services: { ...services, idempotency },
-      jobs: { paymentExpiry, paymentSync, refundSync },
+      jobs: { paymentExpiry, paymentSync, refundSync, checkoutSweep },
       async close() {
         await unlisten?.();
         await db.close();

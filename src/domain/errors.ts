@@ -144,6 +144,11 @@ export const ERROR_CATALOGUE = {
     message: 'The request headers are too large.',
   },
   order_already_paid: { status: 409, type: 'invalid_request_error', message: 'The order is already paid.' },
+  checkout_session_closed: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'The checkout session is completed or expired; it starts no payment.',
+  },
   state_conflict: {
     status: 409,
     type: 'invalid_request_error',

@@ -18,7 +18,8 @@ export type IdPrefix =
   | 'key'
   | 'att'
   | 'req'
-  | 'usr';
+  | 'usr'
+  | 'cs';
 
 export interface IdGenerator {
   next(prefix: IdPrefix): string;

@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } f
 import type { Logger } from 'pino';
 import type { Container } from '../container.js';
 import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
+import { registerCheckoutRoutes } from '../modules/checkout/checkout.routes.js';
 import { registerConnectorAccountRoutes } from '../modules/connector-accounts/connector-accounts.routes.js';
 import { registerDashboardRoutes } from '../modules/dashboard/dashboard.plugin.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
@@ -230,6 +231,7 @@ export async function buildServer(container: Container): Promise<App> {
   registerMethodsRoutes(app, services.methods);
   registerPaymentRoutes(app, services.payments, keyed);
   registerRefundRoutes(app, services.refunds, keyed);
+  registerCheckoutRoutes(app, services.checkout, keyed);
   registerDashboardRoutes(app, {
     services,
     publicUrl: config.publicUrl,

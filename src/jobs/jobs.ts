@@ -8,6 +8,7 @@ export function backgroundJobs(container: Container): Job[] {
     container.jobs.paymentExpiry,
     container.jobs.paymentSync,
     container.jobs.refundSync,
+    container.jobs.checkoutSweep,
     container.services.idempotency.purgeJob(),
     container.services.dashboardUsers.purgeJob(),
     ...webhookJobs(

@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { createCheckoutRepo } from '../../src/modules/checkout/checkout.repo.js';
 import { createPaymentsRepo } from '../../src/modules/payments/payments.repo.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
 import { BANK, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
@@ -197,6 +198,35 @@ export const TENANT_RESOURCES: TenantResource[] = [
       { name: 'deliveries', method: 'GET', url: (object) => `/v1/events/${object.id}/deliveries/` },
       { name: 'redeliver', method: 'POST', url: (object) => `/v1/events/${object.id}/redeliver/`, json: {} },
     ],
+  },
+  {
+    name: 'checkout session',
+    async create(harness, account) {
+      // The order id appears only in this session's answer.
+      const orderId = await createOrder(harness, account);
+      const body = { order_id: orderId, return_url: 'https://merchant.example/return' };
+      if (modeOf(account) === 'live') {
+        // No live connector here, so no live method to offer: the row is written as the API would.
+        const now = harness.clock.now();
+        const row = await createCheckoutRepo().insert(harness.container.db, {
+          id: harness.container.ids.next('cs'),
+          accountId: account.id,
+          mode: 'live',
+          orderId,
+          returnUrl: body.return_url,
+          customer: null,
+          methods: ['upi'],
+          expiresAt: new Date(now.getTime() + 30 * 60_000),
+          createdAt: now,
+        });
+        return { id: row.id, marker: orderId };
+      }
+      const reply = await harness.request('POST', '/v1/checkout/sessions/', { auth: account, json: body });
+      if (reply.statusCode !== 200) throw new Error(`checkout session create failed: ${reply.body}`);
+      return { id: reply.json().data.id, marker: orderId };
+    },
+    fetchUrl: (id) => `/v1/checkout/sessions/${id}/`,
+    missingId: 'cs_00000000000000000000000000',
   },
 ];
 

@@ -234,6 +234,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/checkout/sessions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a hosted checkout session
+         * @description One link per order (`data.url`) where the customer picks UPI, a bank or a wallet; the payment it starts ends exactly like an S2S payment (the signed return POST to `return_url`).
+         */
+        post: operations["createCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/checkout/sessions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fetch a checkout session */
+        get: operations["retrieveCheckoutSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/connector-accounts/": {
         parameters: {
             query?: never;
@@ -811,6 +848,22 @@ export interface components {
             revoked_at: number | null;
             status: "active" | "expiring" | "expired" | "revoked";
         };
+        CheckoutSession: {
+            /** @description Unix time in seconds */
+            created_at: number;
+            /** @enum {string} */
+            entity: "checkout_session";
+            /** @description Unix time in seconds */
+            expires_at: number;
+            /** @description `cs_` and an opaque suffix */
+            id: string;
+            order_id: string;
+            /** @description The captured payment, once the order is paid */
+            payment_id: string | null;
+            status: "open" | "completed" | "expired";
+            /** @description The customer's page: `{public URL}/checkout/<id>/` */
+            url: string;
+        };
         ConnectorAccount: {
             connector: "cashfree" | "razorpay";
             /** @description Unix time in seconds */
@@ -936,7 +989,7 @@ export interface components {
             description?: string;
             /** @default true */
             enabled?: boolean;
-            /** @description Event types sent to this endpoint: payment.pending, payment.captured, payment.failed, order.paid, merchant.<status>; or ["*"] for every type (the default). */
+            /** @description Event types sent to this endpoint: payment.pending, payment.captured, payment.failed, payment.late_authorisation, order.paid, refund.created, refund.processed, refund.failed, checkout_session.completed, checkout_session.expired, merchant.<status>; or ["*"] for every type (the default). */
             enabled_events?: string[];
             /** @description Live mode: a public https URL. Test mode also allows http://localhost and 127.0.0.1. */
             url: string;
@@ -976,7 +1029,7 @@ export interface components {
                  * @description Stable: branch on it, never on message
                  * @enum {string}
                  */
-                code: "invalid_json" | "invalid_body" | "missing_field" | "invalid_field" | "unknown_field" | "server_owned_field" | "amount_out_of_range" | "currency_not_supported" | "invalid_url" | "malformed_request" | "invalid_cursor" | "refund_exceeds_captured" | "amount_mismatch" | "currency_mismatch" | "method_not_enabled" | "invalid_return_url" | "invalid_vpa" | "invalid_webhook_url" | "invalid_file" | "invalid_idempotency_key" | "authentication_required" | "invalid_credentials" | "partner_key_required" | "merchant_key_required" | "live_mode_required" | "account_not_activated" | "route_not_found" | "resource_not_found" | "method_not_allowed" | "request_timeout" | "headers_too_large" | "order_already_paid" | "state_conflict" | "webhook_endpoint_disabled" | "payment_already_completed" | "connector_account_active" | "payment_not_captured" | "refund_receipt_in_use" | "idempotency_key_in_use" | "idempotency_key_reused" | "body_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "connector_unavailable" | "service_unavailable" | "internal_error";
+                code: "invalid_json" | "invalid_body" | "missing_field" | "invalid_field" | "unknown_field" | "server_owned_field" | "amount_out_of_range" | "currency_not_supported" | "invalid_url" | "malformed_request" | "invalid_cursor" | "refund_exceeds_captured" | "amount_mismatch" | "currency_mismatch" | "method_not_enabled" | "invalid_return_url" | "invalid_vpa" | "invalid_webhook_url" | "invalid_file" | "invalid_idempotency_key" | "authentication_required" | "invalid_credentials" | "partner_key_required" | "merchant_key_required" | "live_mode_required" | "account_not_activated" | "route_not_found" | "resource_not_found" | "method_not_allowed" | "request_timeout" | "headers_too_large" | "order_already_paid" | "checkout_session_closed" | "state_conflict" | "webhook_endpoint_disabled" | "payment_already_completed" | "connector_account_active" | "payment_not_captured" | "refund_receipt_in_use" | "idempotency_key_in_use" | "idempotency_key_reused" | "body_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "connector_unavailable" | "service_unavailable" | "internal_error";
                 /** @description The code's entry in the error reference */
                 doc_url: string;
                 /** @description The offending field, or null */
@@ -3274,6 +3327,296 @@ export interface operations {
             };
             /** @description The Idempotency-Key was used with a different request */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait the seconds Retry-After gives */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The headers are too large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kosh failed: retry with the same Idempotency-Key */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A database or provider cannot be reached: retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1–255 printable ASCII characters; a retry with the same key and body replays the first response (docs/idempotency.md). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Asked on the page when absent. */
+                    customer?: {
+                        /** @description Customer phone with country code: digits with an optional leading +, 8–15 digits. */
+                        contact: string;
+                        /** @description Customer email address. */
+                        email: string;
+                        /** @description Customer's full name, 1–100 characters. */
+                        name: string;
+                    };
+                    /** @description How long the session stays open: 5 to 1440 minutes (30). */
+                    expires_in_minutes?: number;
+                    /** @description Which methods the page offers: a subset of the account’s enabled methods (default: all of them). In a form body, comma-separated. */
+                    methods?: ("upi" | "netbanking" | "wallet")[];
+                    /** @description Order id from POST /v1/orders/; not yet paid. */
+                    order_id: string;
+                    /** @description Absolute https URL the browser is POSTed back to, signed, as for an S2S payment (test mode also http on localhost, 127.0.0.1, [::1]). */
+                    return_url: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description Asked on the page when absent. */
+                    customer?: {
+                        /** @description Customer phone with country code: digits with an optional leading +, 8–15 digits. */
+                        contact: string;
+                        /** @description Customer email address. */
+                        email: string;
+                        /** @description Customer's full name, 1–100 characters. */
+                        name: string;
+                    };
+                    /** @description How long the session stays open: 5 to 1440 minutes (30). */
+                    expires_in_minutes?: number;
+                    /** @description Which methods the page offers: a subset of the account’s enabled methods (default: all of them). In a form body, comma-separated. */
+                    methods?: ("upi" | "netbanking" | "wallet")[];
+                    /** @description Order id from POST /v1/orders/; not yet paid. */
+                    order_id: string;
+                    /** @description Absolute https URL the browser is POSTed back to, signed, as for an S2S payment (test mode also http on localhost, 127.0.0.1, [::1]). */
+                    return_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CheckoutSession"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request is wrong: the error says which field and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This key may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object for this account and mode, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in flight, or the object is in a state that refuses this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor a form */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait the seconds Retry-After gives */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The headers are too large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kosh failed: retry with the same Idempotency-Key */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A database or provider cannot be reached: retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveCheckoutSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CheckoutSession"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description The request is wrong: the error says which field and why */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This key may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object for this account and mode, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive in time */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6968,7 +7311,7 @@ export interface operations {
                 "application/json": {
                     description?: string | null;
                     enabled?: boolean;
-                    /** @description Event types sent to this endpoint: payment.pending, payment.captured, payment.failed, order.paid, merchant.<status>; or ["*"] for every type (the default). */
+                    /** @description Event types sent to this endpoint: payment.pending, payment.captured, payment.failed, payment.late_authorisation, order.paid, refund.created, refund.processed, refund.failed, checkout_session.completed, checkout_session.expired, merchant.<status>; or ["*"] for every type (the default). */
                     enabled_events?: string[];
                     /** @description Live mode: a public https URL. Test mode also allows http://localhost and 127.0.0.1. */
                     url?: string;

@@ -15,6 +15,8 @@ export type EventType =
   | 'refund.created'
   | 'refund.processed'
   | 'refund.failed'
+  | 'checkout_session.completed'
+  | 'checkout_session.expired'
   | `merchant.${string}`;
 
 /**

@@ -71,6 +71,8 @@ export interface NewPayment {
    * its answer (UPI: until its own deadline, whatever happens to the call); else the initiation's.
    */
   firstSyncAt?: Date | null;
+  /** The hosted checkout session it was started from, if any. */
+  checkoutSessionId?: string | null;
 }
 
 /**
@@ -83,14 +85,14 @@ export interface NewPayment {
 export type PaymentInsert = StatementPart<'insert' | 'exists'>;
 
 const START_INSERT = {
-  name: 'payment_v4',
+  name: 'payment_v5',
   texts: {
     insert: `INSERT INTO payments (id, account_id, mode, order_id, amount, currency, status, method, bank, wallet,
              instrument_name, email, contact, name, description, metadata, return_url, connector, created_at, updated_at,
              connector_account_id, provider_reference, provider_status, provider_next, provider_data, next_sync_at,
-             upi_flow, upi_vpa, expires_at)
+             upi_flow, upi_vpa, expires_at, checkout_session_id)
            SELECT $1, $2, $3, $4, $5, $6, 'created', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18,
-                  $19, $20, $21, $22, $23, $24, $25, $26, $27
+                  $19, $20, $21, $22, $23, $24, $25, $26, $27, $28
              FROM gate
            ON CONFLICT (id) DO NOTHING
            RETURNING id`,
@@ -161,6 +163,7 @@ export function createPaymentsRepo() {
           p.upi?.flow ?? null,
           p.upi?.vpa ?? null,
           p.upi?.expiresAt ?? null,
+          p.checkoutSessionId ?? null,
         ],
       };
     },

@@ -27,6 +27,8 @@ import type { NewPayment, PaymentRow, PaymentsRepo } from './payments.repo.js';
 import { canonicalKey, checkPaymentFields, UPI_EXPIRY_MINUTES } from './payments.validation.js';
 
 export { toPayment } from './payments.model.js';
+// What other modules check the same way a payment does (a checkout session's return URL and customer).
+export { checkCustomer, checkReturnUrl } from './payments.validation.js';
 
 /** Throws the error the order itself gives a payment: missing, already paid, another amount or currency. */
 function refuseOrder(
@@ -116,6 +118,8 @@ export interface CreatePaymentOptions {
    * finds the payment the dead attempt committed and carries on from it (docs/idempotency.md).
    */
   ids?: IdGenerator;
+  /** The hosted checkout session the payment is started from (the checkout module's `startPayment`). */
+  checkoutSessionId?: string;
 }
 
 export function createPaymentsService(deps: {
@@ -196,6 +200,7 @@ export function createPaymentsService(deps: {
               ),
             }
           : null,
+        checkoutSessionId: options.checkoutSessionId ?? null,
       };
       // Asked about from the start, even should the call to its provider never come back.
       if (payment.upi) payment.firstSyncAt = initiation.firstSync(now, now, payment.upi.expiresAt);

@@ -19,18 +19,7 @@ export function checkPaymentFields(input: CreatePayment, mode: Mode): void {
   if (!/^[A-Z]{3}$/.test(input.currency)) {
     throw invalid('currency', "currency must be a three-letter upper-case code such as 'INR'.");
   }
-  if (!CONTACT.test(input.contact)) {
-    throw invalid(
-      'contact',
-      "contact must be a phone number with country code: digits with an optional leading '+', 8 to 15 digits (e.g. +919876543210).",
-    );
-  }
-  if (!EMAIL.test(input.email))
-    throw invalid('email', 'email must be an email address such as a@example.com.');
-  const name = input.name.trim();
-  if (name.length < 1 || name.length > 100 || CONTROL.test(input.name)) {
-    throw invalid('name', 'name must be 1 to 100 characters without control characters.');
-  }
+  checkCustomer(input);
   if (input.description !== undefined && CONTROL.test(input.description.replace(/[\n\t]/g, ''))) {
     throw invalid('description', 'description must not contain control characters.');
   }
@@ -57,6 +46,25 @@ export function checkPaymentFields(input: CreatePayment, mode: Mode): void {
   }
   if (input.return_url !== undefined) checkReturnUrl(input.return_url, mode);
   else if (input.method !== 'upi') throw required('return_url');
+}
+
+/**
+ * The customer's contact, email and name, as a payment takes them; `prefix` names the fields where
+ * they sit inside another object (`customer.` of a checkout session).
+ */
+export function checkCustomer(customer: { name: string; email: string; contact: string }, prefix = ''): void {
+  if (!CONTACT.test(customer.contact)) {
+    throw invalid(
+      `${prefix}contact`,
+      `${prefix}contact must be a phone number with country code: digits with an optional leading '+', 8 to 15 digits (e.g. +919876543210).`,
+    );
+  }
+  if (!EMAIL.test(customer.email))
+    throw invalid(`${prefix}email`, `${prefix}email must be an email address such as a@example.com.`);
+  const name = customer.name.trim();
+  if (name.length < 1 || name.length > 100 || CONTROL.test(customer.name)) {
+    throw invalid(`${prefix}name`, `${prefix}name must be 1 to 100 characters without control characters.`);
+  }
 }
 
 /** The bounds of `upi.expiry_minutes`, and its default. */

@@ -9,14 +9,14 @@ import type {
 } from './webhooks.model.js';
 
 const EventTypePattern =
-  '^(\\*|payment\\.(pending|captured|failed|late_authorisation)|order\\.paid|refund\\.(created|processed|failed)|merchant\\.[a-z_]{1,40})$';
+  '^(\\*|payment\\.(pending|captured|failed|late_authorisation)|order\\.paid|refund\\.(created|processed|failed)|checkout_session\\.(completed|expired)|merchant\\.[a-z_]{1,40})$';
 
 const EnabledEvents = Type.Array(Type.String({ pattern: EventTypePattern, maxLength: 60 }), {
   minItems: 1,
   maxItems: 50,
   uniqueItems: true,
   description:
-    'Event types sent to this endpoint: payment.pending, payment.captured, payment.failed, order.paid, merchant.<status>; or ["*"] for every type (the default).',
+    'Event types sent to this endpoint: payment.pending, payment.captured, payment.failed, payment.late_authorisation, order.paid, refund.created, refund.processed, refund.failed, checkout_session.completed, checkout_session.expired, merchant.<status>; or ["*"] for every type (the default).',
 });
 
 const Url = Type.String({
