@@ -75,6 +75,11 @@ export type InitiateResult =
       data?: Record<string, unknown>;
       /** Whether the provider now holds something Kosh must ask about later (`status`). */
       reconcile: boolean;
+      /**
+       * When asking first makes sense, for a connector that knows (the sandbox's UPI payment: its
+       * deadline, or when a collect request settles by itself); the reconciler's schedule otherwise.
+       */
+      askAt?: Date;
     }
   /** The provider refused to start it (a definite answer: a closed bank, a refused amount). */
   | {

@@ -154,6 +154,15 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
     expect(events[1]!.payload.payment).toMatchObject({ method: 'upi', upi: { flow: 'qr' } });
   });
 
+  it('has the sandbox asked about an untouched UPI payment only at its deadline (or when a collect settles)', async () => {
+    const { paymentId, next } = await start(harness(), merchant, { flow: 'qr', expiry_minutes: 7 });
+    const [row] = await harness().container.db.query<{ next_sync_at: Date }>(
+      'SELECT next_sync_at FROM payments WHERE id = $1',
+      [paymentId],
+    );
+    expect(Math.floor(row!.next_sync_at.getTime() / 1000)).toBe(next[0]!.expires_at);
+  });
+
   it('fails an unpaid payment with upi_expired at expires_at', async () => {
     const { paymentId } = await start(harness(), merchant, { flow: 'intent', expiry_minutes: 5 });
     const sync = harness().container.jobs.paymentSync;

@@ -131,11 +131,17 @@ export function sandboxStatus(payment: ConnectorPayment, now: Date, timing: Sand
   }
 }
 
+/** The VPA of a sandbox collect request that settles by itself (success@kosh, failure@kosh). */
+function settlesBySelf(payment: ConnectorPayment): string | undefined {
+  const vpa = payment.upi?.flow === 'collect' ? payment.upi.vpa?.toLowerCase() : undefined;
+  return vpa === SANDBOX_COLLECT_VPAS.success || vpa === SANDBOX_COLLECT_VPAS.failure ? vpa : undefined;
+}
+
 /** A collect request to `success@kosh` or `failure@kosh` settles by itself; anything else waits. */
 function sandboxCollect(payment: ConnectorPayment, now: Date, timing: SandboxTiming): StatusResult {
   const waiting: StatusResult = { outcome: 'not_started', rawStatus: 'awaiting_customer' };
-  const vpa = payment.upi?.flow === 'collect' ? payment.upi.vpa?.toLowerCase() : undefined;
-  if (vpa !== SANDBOX_COLLECT_VPAS.success && vpa !== SANDBOX_COLLECT_VPAS.failure) return waiting;
+  const vpa = settlesBySelf(payment);
+  if (!vpa) return waiting;
   if ((now.getTime() - payment.createdAt.getTime()) / 1000 < timing.settleSeconds) return waiting;
   return vpa === SANDBOX_COLLECT_VPAS.success
     ? { outcome: 'captured', rawStatus: 'collect:approved', payerVpa: vpa }
@@ -177,8 +183,13 @@ export function createSandboxConnector(deps: { clock: Clock } & SandboxTiming): 
           },
           reference: null,
           rawStatus: 'awaiting_customer',
-          // A UPI payment is asked about until its own deadline (a collect may settle by itself).
+          // The simulated bank holds nothing until the customer chooses (the sandbox UPI app records
+          // the choice and has it asked at once), a collect to success@kosh or failure@kosh settles,
+          // or the deadline comes: it is first asked then, not on the reconciler's schedule.
           reconcile: true,
+          askAt: settlesBySelf(payment)
+            ? new Date(payment.createdAt.getTime() + deps.settleSeconds * 1000)
+            : payment.upi.expiresAt,
         };
       }
       return {

@@ -58,7 +58,10 @@ export function createPaymentInitiation(deps: {
       next: result.next,
       data: { ...result.data, action: result.action },
       // A UPI payment is always asked about until its own deadline.
-      nextSyncAt: result.reconcile || expiresAt !== null ? firstSync(createdAt, now, expiresAt) : null,
+      nextSyncAt:
+        result.reconcile || expiresAt !== null
+          ? (result.askAt ?? firstSync(createdAt, now, expiresAt))
+          : null,
     };
   }
 

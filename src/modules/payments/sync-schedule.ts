@@ -56,7 +56,7 @@ export const UNANSWERED_FAILURES: ReadonlySet<string> = new Set([
  * While a UPI payment is open the customer may pay at any moment in the app, and the page waits:
  * it is asked about at least this often until its deadline (webhooks usually come first).
  */
-export const UPI_OPEN_STEP_SECONDS = 10;
+export const UPI_OPEN_STEP_SECONDS = 15;
 
 export interface SyncSubject {
   status: PaymentStatus;
