@@ -11,6 +11,7 @@ import { numberField, stringField } from '../http.js';
 import { createRazorpayClient, type RazorpayClient } from './razorpay.client.js';
 import {
   attemptFor,
+  attemptResult,
   autoCaptureMinutes,
   instrumentOf,
   itemsOf,
@@ -33,7 +34,6 @@ import {
   RAZORPAY_BANKS,
   RAZORPAY_DEFAULT_ERROR,
   RAZORPAY_ERRORS,
-  RAZORPAY_REFUSALS_TO_ASK_ABOUT,
   RAZORPAY_UPI,
   RAZORPAY_WALLETS,
 } from './razorpay.tables.js';
@@ -232,33 +232,14 @@ export function createRazorpayConnector(options: {
       // Not retried: a second create would be a second attempt on the order. A lost answer is
       // asked about (`status`); the next visit of the page makes a new attempt, and Razorpay
       // captures at most one payment per order.
-      const answer = await client.createPayment(
-        razorpayPaymentRequest(payment, orderId, instrument, browser),
+      return attemptResult(
+        await client.createPayment(razorpayPaymentRequest(payment, orderId, instrument, browser)),
+        orderId,
+        (body) => {
+          const url = redirectOf(body);
+          return url ? { action: 'redirect', next: { kind: 'redirect', url } } : 'no redirect in the answer';
+        },
       );
-      if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
-      if (answer.status === 200) {
-        const paymentId = text(stringField(answer.body, 'razorpay_payment_id'));
-        const url = redirectOf(answer.body);
-        if (!paymentId || !url)
-          return { outcome: 'unknown', reason: 'no payment id or redirect in the answer' };
-        return {
-          outcome: 'started',
-          action: 'redirect',
-          next: { kind: 'redirect', url },
-          reference: orderId,
-          rawStatus: 'created',
-          data: { razorpay_order_id: orderId, razorpay_payment_id: paymentId },
-          reconcile: true,
-        };
-      }
-      const refusedWith = refusal(answer);
-      if (refusedWith) {
-        if (RAZORPAY_REFUSALS_TO_ASK_ABOUT.includes(refusedWith.reason)) {
-          return { outcome: 'unknown', reason: `refused with ${refusedWith.reason}: asking instead` };
-        }
-        return refused(razorpayFailure(refusedWith.reason, refusedWith.code), orderId, refusedWith.reason);
-      }
-      return { outcome: 'unknown', reason: unreadable(answer) };
     },
 
     async handleReturn(payment, browserReturn) {

@@ -2,6 +2,8 @@ import type {
   BrowserDetails,
   ConnectorPayment,
   ConnectorRefund,
+  InitiateResult,
+  NextStep,
   PaymentOutcome,
   RefundResult,
   StatusResult,
@@ -16,6 +18,7 @@ import {
   RAZORPAY_PAYMENT_STATUSES,
   RAZORPAY_REFUND_SPEEDS,
   RAZORPAY_REFUND_STATUSES,
+  RAZORPAY_REFUSALS_TO_ASK_ABOUT,
   RAZORPAY_UNCAPTURED_REFUND,
   RAZORPAY_UPI_PAYMENT_STATUSES,
   RAZORPAY_WALLETS,
@@ -250,6 +253,48 @@ export function refusal(
   const reason = text(stringField(answer.body, 'error', 'reason'));
   if (!code || !reason || reason === 'NA') return undefined;
   return { code, reason, description: stringField(answer.body, 'error', 'description') };
+}
+
+/**
+ * Razorpay's answer to a payment attempt (net banking, wallet or UPI) in Kosh's words: started,
+ * with the step `stepOf` reads from the answer (its reason for `unknown` when it cannot); refused
+ * (Razorpay's description as the reason when `describe`, Kosh's own otherwise), or asked about
+ * when the refusal may hide a payment; unknown when unreadable.
+ */
+export function attemptResult(
+  answer: ProviderAnswer,
+  orderId: string,
+  stepOf: (body: unknown) => { action: 'redirect' | 'upi'; next: NextStep } | string,
+  describe = false,
+): InitiateResult {
+  if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
+  if (answer.status === 200) {
+    const paymentId = text(stringField(answer.body, 'razorpay_payment_id'));
+    if (!paymentId) return { outcome: 'unknown', reason: 'no payment id in the answer' };
+    const step = stepOf(answer.body);
+    if (typeof step === 'string') return { outcome: 'unknown', reason: step };
+    return {
+      outcome: 'started',
+      ...step,
+      reference: orderId,
+      rawStatus: 'created',
+      data: { razorpay_order_id: orderId, razorpay_payment_id: paymentId },
+      reconcile: true,
+    };
+  }
+  const refusedWith = refusal(answer);
+  if (!refusedWith) return { outcome: 'unknown', reason: unreadable(answer) };
+  if (RAZORPAY_REFUSALS_TO_ASK_ABOUT.includes(refusedWith.reason)) {
+    return { outcome: 'unknown', reason: `refused with ${refusedWith.reason}: asking instead` };
+  }
+  const failure = razorpayFailure(refusedWith.reason, refusedWith.code);
+  return {
+    outcome: 'failed',
+    errorCode: failure.code,
+    errorReason: (describe ? text(refusedWith.description)?.slice(0, 255) : undefined) ?? failure.reason,
+    reference: orderId,
+    rawStatus: refusedWith.reason,
+  };
 }
 
 /** The collection's `items`, when the answer is one. */

@@ -1,7 +1,7 @@
 import type { ConnectorPayment, InitiateResult } from '../connector.js';
 import { type ProviderAnswer, stringField } from '../http.js';
-import { NOTE_ORDER, NOTE_PAYMENT, razorpayFailure, refusal, text, unreadable } from './razorpay.shapes.js';
-import { RAZORPAY_REFUSALS_TO_ASK_ABOUT, RAZORPAY_UPI_EXPIRY_MINUTES } from './razorpay.tables.js';
+import { attemptResult, NOTE_ORDER, NOTE_PAYMENT, text } from './razorpay.shapes.js';
+import { RAZORPAY_UPI_EXPIRY_MINUTES } from './razorpay.tables.js';
 
 /**
  * UPI through Razorpay's S2S UPI payment (`POST /v1/payments/create/upi`, docs/connectors.md, "UPI
@@ -78,36 +78,17 @@ export async function startUpi(
   orderId: string,
 ): Promise<InitiateResult> {
   const request = razorpayUpiRequest(payment, orderId);
-  const answer = await create(request);
-  if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
-  if (answer.status === 200) {
-    const paymentId = text(stringField(answer.body, 'razorpay_payment_id'));
-    if (!paymentId) return { outcome: 'unknown', reason: 'no payment id in the UPI answer' };
-    const link = request.upi.flow === 'intent' ? upiLinkOf(answer.body) : null;
-    if (link === undefined) return { outcome: 'unknown', reason: 'no upi://pay link in the intent answer' };
-    return {
-      outcome: 'started',
-      action: 'upi',
-      next: { kind: 'upi', link },
-      reference: orderId,
-      rawStatus: 'created',
-      data: { razorpay_order_id: orderId, razorpay_payment_id: paymentId },
-      reconcile: true,
-    };
-  }
-  const refusedWith = refusal(answer);
-  if (refusedWith) {
-    if (RAZORPAY_REFUSALS_TO_ASK_ABOUT.includes(refusedWith.reason)) {
-      return { outcome: 'unknown', reason: `refused with ${refusedWith.reason}: asking instead` };
-    }
-    const failure = razorpayFailure(refusedWith.reason, refusedWith.code);
-    return {
-      outcome: 'failed',
-      errorCode: failure.code,
-      errorReason: text(refusedWith.description)?.slice(0, 255) ?? failure.reason,
-      reference: orderId,
-      rawStatus: refusedWith.reason,
-    };
-  }
-  return { outcome: 'unknown', reason: unreadable(answer) };
+  const flow = request.upi.flow;
+  // A UPI failure keeps Razorpay's own description as its reason.
+  return attemptResult(
+    await create(request),
+    orderId,
+    (body) => {
+      const link = flow === 'intent' ? upiLinkOf(body) : null;
+      return link === undefined
+        ? 'no upi://pay link in the intent answer'
+        : { action: 'upi', next: { kind: 'upi', link } };
+    },
+    true,
+  );
 }

@@ -1,6 +1,13 @@
 import { escapeHtml } from '../../pages/html.js';
 import type { AuthenticationView } from './authentication.service.js';
-import { amountText, bankDocument, hiddenInputs, type Page } from './html.js';
+import {
+  amountText,
+  bankDocument,
+  hiddenInputs,
+  type Page,
+  PENDING_OUTCOMES,
+  type SandboxChoiceText,
+} from './html.js';
 import { renderUpiPage } from './upi.pages.js';
 
 export type { Page };
@@ -9,17 +16,8 @@ export type { Page };
  * The sandbox page's outcomes beyond the plain three, in the customer's words: what the simulated
  * bank will do, so that a developer knows which path of their integration each one walks.
  */
-const BANK_OUTCOMES: { choice: string; label: string; says: string }[] = [
-  {
-    choice: 'pending_success',
-    label: 'Pending, then success',
-    says: 'The bank answers “pending”; a little later it confirms the payment.',
-  },
-  {
-    choice: 'pending_failure',
-    label: 'Pending, then failure',
-    says: 'The bank answers “pending”; a little later it declines the payment.',
-  },
+const BANK_OUTCOMES: readonly SandboxChoiceText[] = [
+  ...PENDING_OUTCOMES,
   {
     choice: 'late_success',
     label: 'Late success',

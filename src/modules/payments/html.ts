@@ -21,6 +21,27 @@ export function amountText(amount: string, currency: string): string {
   return currency === 'INR' ? `₹${major}` : `${major} ${currency}`;
 }
 
+/** A choice on a sandbox page (the bank's, or the sandbox UPI app's), in the customer's words. */
+export interface SandboxChoiceText {
+  choice: string;
+  label: string;
+  says: string;
+}
+
+/** The simulated bank's answers that stay pending before they settle: on every sandbox page. */
+export const PENDING_OUTCOMES: readonly SandboxChoiceText[] = [
+  {
+    choice: 'pending_success',
+    label: 'Pending, then success',
+    says: 'The bank answers “pending”; a little later it confirms the payment.',
+  },
+  {
+    choice: 'pending_failure',
+    label: 'Pending, then failure',
+    says: 'The bank answers “pending”; a little later it declines the payment.',
+  },
+];
+
 export function newNonce(): string {
   return randomBytes(16).toString('base64');
 }

@@ -1,7 +1,14 @@
 import { maskVpa } from '../../connectors/upi.js';
 import { escapeHtml } from '../../pages/html.js';
 import type { AuthenticationView } from './authentication.service.js';
-import { amountText, bankDocument, hiddenInputs, type Page } from './html.js';
+import {
+  amountText,
+  bankDocument,
+  hiddenInputs,
+  type Page,
+  PENDING_OUTCOMES,
+  type SandboxChoiceText,
+} from './html.js';
 
 type UpiView = Extract<AuthenticationView, { kind: 'upi' | 'simulator' | 'simulated' | 'outcome' }>;
 
@@ -47,20 +54,11 @@ function remaining(expiresAt: Date, now: Date): string {
   return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
 }
 
-const CHOICES: { choice: string; label: string; says: string }[] = [
+const CHOICES: readonly SandboxChoiceText[] = [
   { choice: 'success', label: 'Pay', says: 'The customer enters the UPI PIN; the bank confirms at once.' },
   { choice: 'failure', label: 'Decline', says: 'The bank declines the payment.' },
   { choice: 'cancel', label: 'Cancel', says: 'The customer cancels in the app.' },
-  {
-    choice: 'pending_success',
-    label: 'Pending, then success',
-    says: 'The bank answers “pending”; a little later it confirms the payment.',
-  },
-  {
-    choice: 'pending_failure',
-    label: 'Pending, then failure',
-    says: 'The bank answers “pending”; a little later it declines the payment.',
-  },
+  ...PENDING_OUTCOMES,
   {
     choice: 'late_success',
     label: 'Late success',
