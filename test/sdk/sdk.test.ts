@@ -69,6 +69,29 @@ describeEachDatabase('the Node SDK', (harness) => {
     expect((await kosh.payments.retrieve(wallet.payment_id)).wallet).toBe('airtelmoney');
   });
 
+  it('opens a hosted checkout session for an order and fetches it', async () => {
+    const order = await kosh.orders.create({ amount: 5000, currency: 'INR' });
+    const session = await kosh.checkout.sessions.create({
+      order_id: order.id,
+      return_url: 'https://shop.example.com/return',
+      methods: ['upi', 'netbanking'],
+    });
+    expect(session).toMatchObject({
+      id: expect.stringMatching(/^cs_/),
+      entity: 'checkout_session',
+      order_id: order.id,
+      status: 'open',
+      payment_id: null,
+    });
+    expect(session.url).toBe(`${harness().container.config.publicUrl}/checkout/${session.id}/`);
+    expect(await kosh.checkout.sessions.retrieve(session.id)).toEqual(session);
+    const refused = await kosh.checkout.sessions
+      .create({ order_id: 'order_00000000000000000000000000', return_url: 'https://shop.example.com/r' })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(KoshError);
+    expect((refused as KoshError).status).toBe(404);
+  });
+
   it('iterates every page of a list of 250 payments', async () => {
     const order = await kosh.orders.create({ amount: 5000, currency: 'INR' });
     const created = new Set<string>();

@@ -19,6 +19,9 @@ export type CreatePaymentResponse = Schemas['CreatePaymentResponse'];
 export type CreateRefundRequest = Schemas['CreateRefundRequest'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointRequest'];
+export type CheckoutSession = Schemas['CheckoutSession'];
+export type CreateCheckoutSessionRequest =
+  operations['createCheckoutSession']['requestBody']['content']['application/json'];
 
 type Query<O extends keyof operations> = operations[O] extends { parameters: { query?: infer Q } }
   ? NonNullable<Q>
@@ -139,6 +142,19 @@ export class Kosh {
     retrieve: async (refundId: string): Promise<Refund> =>
       (await this.get<Wrapped<Refund>>(`/v1/refunds/${id(refundId)}/`)).data,
     list: (query: RefundListQuery = {}): List<Refund> => this.list<Refund>('/v1/refunds/', query),
+  };
+
+  readonly checkout = {
+    sessions: {
+      /**
+       * Opens a hosted checkout session for an unpaid order: send the customer to its `url`. Its end
+       * is the payment's (the signed return POST to `return_url`, the webhooks); fetch to see it.
+       */
+      create: async (body: CreateCheckoutSessionRequest, options?: CallOptions): Promise<CheckoutSession> =>
+        (await this.post<Wrapped<CheckoutSession>>('/v1/checkout/sessions/', body, options)).data,
+      retrieve: async (sessionId: string): Promise<CheckoutSession> =>
+        (await this.get<Wrapped<CheckoutSession>>(`/v1/checkout/sessions/${id(sessionId)}/`)).data,
+    },
   };
 
   readonly events = {
