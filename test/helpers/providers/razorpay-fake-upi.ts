@@ -100,22 +100,9 @@ export function createUpiPayment(fake: FakeRazorpay, body: string): Answer {
     }
   }
   if (input.method !== 'upi') return error(400, 'Invalid payment method given', { field: 'method' });
-  const amount = input.amount;
-  if (typeof amount !== 'number' || !Number.isInteger(amount)) {
-    return error(400, 'The amount must be an integer.', { field: 'amount' });
-  }
-  const order = fake.orders.get(input.order_id as string);
-  if (!order)
-    return error(400, 'The id provided does not exist', { field: 'order_id', reason: 'invalid_order_id' });
-  if (order.status === 'paid') {
-    return error(400, 'Order has already been paid', { field: 'order_id', reason: 'order_already_paid' });
-  }
-  if (amount !== order.amount || input.currency !== order.currency) {
-    return error(400, 'The amount does not match the order amount', {
-      field: 'amount',
-      reason: 'order_amount_mismatch',
-    });
-  }
+  const checked = fake.orderForAttempt(input);
+  if ('status' in checked) return checked;
+  const { order, amount } = checked;
   const upi = readUpi(input.upi);
   if ('status' in upi) return upi;
   const notes = notesOf(input.notes);

@@ -564,6 +564,30 @@ export class FakeRazorpay {
     return undefined;
   }
 
+  /**
+   * The order a payment attempt (net banking, wallet or UPI) goes on, as Razorpay checks it: an
+   * integer amount, an order that exists, is not paid, and has the same amount and currency.
+   */
+  orderForAttempt(input: Record<string, unknown>): { order: FakeRazorpayOrder; amount: number } | Answer {
+    const amount = input.amount;
+    if (typeof amount !== 'number' || !Number.isInteger(amount)) {
+      return error(400, 'The amount must be an integer.', { field: 'amount' });
+    }
+    const order = this.orders.get(input.order_id as string);
+    if (!order)
+      return error(400, 'The id provided does not exist', { field: 'order_id', reason: 'invalid_order_id' });
+    if (order.status === 'paid') {
+      return error(400, 'Order has already been paid', { field: 'order_id', reason: 'order_already_paid' });
+    }
+    if (amount !== order.amount || input.currency !== order.currency) {
+      return error(400, 'The amount does not match the order amount', {
+        field: 'amount',
+        reason: 'order_amount_mismatch',
+      });
+    }
+    return { order, amount };
+  }
+
   private createPayment(body: string): Answer {
     const parsed = parseBody(body);
     if ('refused' in parsed) return parsed.refused;
@@ -584,22 +608,9 @@ export class FakeRazorpay {
         return error(400, `The ${field} field is required.`, { field });
       }
     }
-    const amount = input.amount;
-    if (typeof amount !== 'number' || !Number.isInteger(amount)) {
-      return error(400, 'The amount must be an integer.', { field: 'amount' });
-    }
-    const order = this.orders.get(input.order_id as string);
-    if (!order)
-      return error(400, 'The id provided does not exist', { field: 'order_id', reason: 'invalid_order_id' });
-    if (order.status === 'paid') {
-      return error(400, 'Order has already been paid', { field: 'order_id', reason: 'order_already_paid' });
-    }
-    if (amount !== order.amount || input.currency !== order.currency) {
-      return error(400, 'The amount does not match the order amount', {
-        field: 'amount',
-        reason: 'order_amount_mismatch',
-      });
-    }
+    const checked = this.orderForAttempt(input);
+    if ('status' in checked) return checked;
+    const { order, amount } = checked;
     try {
       const callback = new URL(input.callback_url as string);
       if (callback.protocol !== 'http:' && callback.protocol !== 'https:') throw new Error('scheme');
