@@ -1,0 +1,55 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+export class DataDirLockedError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `The data folder ${dataDir} is in use by another Kosh process (pid ${pid}). ` +
+        'The embedded database serves one process at a time; stop that process, or use DATABASE_URL=postgres://… to run several.',
+    );
+    this.name = 'DataDirLockedError';
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite takes no lock on its folder and two processes on one folder lose committed rows, so Kosh
+ * holds `kosh.lock` (created exclusively, holding our pid) for as long as the database is open.
+ * A lock left by a process that no longer runs is taken over.
+ */
+export function acquireLock(dataDir: string): () => void {
+  const lockPath = path.join(dataDir, 'kosh.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = fs.openSync(lockPath, 'wx', 0o600);
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      return () => {
+        try {
+          if (fs.readFileSync(lockPath, 'utf8') === String(process.pid)) fs.unlinkSync(lockPath);
+        } catch {
+          // already gone
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number.parseInt(fs.readFileSync(lockPath, 'utf8'), 10);
+      if (Number.isInteger(holder) && holder !== process.pid && processAlive(holder)) {
+        throw new DataDirLockedError(dataDir, holder);
+      }
+      fs.rmSync(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not take the lock ${lockPath}.`);
+}
