@@ -14,7 +14,7 @@ export default defineConfig({
     // The fault suite starts its own PostgreSQL and kills processes: `npm run test:faults`.
     exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
-    setupFiles: ['test/helpers/count-assertions.ts'],
+    setupFiles: ['test/helpers/count-assertions.ts', 'test/helpers/measure-cpu.ts'],
     pool: 'forks',
     poolOptions: {
       forks: {

@@ -37,7 +37,9 @@ export async function openTestDatabase(
   url.pathname = `/${name}`;
   const db = openPostgres(url.toString(), {
     poolSize: options.poolSize ?? 8,
-    connectTimeoutMs: 5_000,
+    // Generous: with Chromium and two other test files on two cores, a new connection can wait
+    // seconds for the CPU; a test's database being slow to connect is not what any test checks.
+    connectTimeoutMs: 20_000,
     transactionGuard: true,
     statementTimeoutMs: 30_000,
   });

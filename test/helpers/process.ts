@@ -31,7 +31,9 @@ export interface KoshProcess {
 /** Runs the `kosh` command from source, as `npx tsx src/main.ts …` would. */
 /** Starts `kosh ARGS…`; `input`, when given, is its standard input (as a pipe, not a terminal). */
 export function runKosh(args: string[], env: Record<string, string>, input?: string): KoshProcess {
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  // V8's baseline WebAssembly compiler only, as in the test workers (vitest.config.ts): a process
+  // here lives seconds, too short for optimising PGlite's PostgreSQL to pay for itself.
+  const child = spawn(process.execPath, ['--liftoff-only', MAIN, ...args], {
     cwd: ROOT,
     env: { ...process.env, KOSH_LOG_LEVEL: 'info', ...env },
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

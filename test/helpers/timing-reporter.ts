@@ -30,6 +30,7 @@ export default class TimingReporter implements Reporter {
       return {
         file: path.relative(process.cwd(), module.moduleId),
         seconds: module.diagnostic().duration / 1000,
+        cpu: module.meta().cpuSeconds,
         tests: fileTests,
       };
     });
@@ -47,9 +48,22 @@ export default class TimingReporter implements Reporter {
         (file) =>
           `  ${file.seconds.toFixed(1).padStart(7)} s  ${String(file.tests).padStart(5)} tests  ${file.file}`,
       );
+    // Wall time hides what a file costs when files share the cores: its CPU (with the browsers and
+    // servers it started) is what the whole run's time is made of.
+    const measured = files.filter((file) => file.cpu !== undefined) as Array<
+      (typeof files)[number] & { cpu: number }
+    >;
+    const cpuTotal = measured.reduce((sum, file) => sum + file.cpu, 0);
+    const costliest = [...measured]
+      .sort((a, b) => b.cpu - a.cpu)
+      .slice(0, SLOWEST)
+      .map((file) => `  ${file.cpu.toFixed(1).padStart(7)} s  ${file.file}`);
     const wall = (performance.now() - this.started) / 1000;
     process.stdout.write(
       `\nSlowest test files (wall time of each file):\n${lines.join('\n')}\n` +
+        (measured.length > 0
+          ? `Costliest test files (CPU of each file's process and its children; ${cpuTotal.toFixed(1)} s in all):\n${costliest.join('\n')}\n`
+          : '') +
         `Totals: ${files.length} files, ${tests} tests, ${assertions} assertions, ${wall.toFixed(1)} s\n`,
     );
   }

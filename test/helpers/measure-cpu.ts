@@ -1,0 +1,31 @@
+import fs from 'node:fs';
+import { afterAll } from 'vitest';
+
+declare module 'vitest' {
+  interface TaskMeta {
+    /**
+     * CPU seconds the file's process used, with the processes it started and waited for (Chromium,
+     * `kosh serve`): what the file costs the machine, which its wall time hides when files share the
+     * cores. The timing reporter lists the costliest files.
+     */
+    cpuSeconds?: number;
+  }
+}
+
+/** utime + stime + cutime + cstime of this process, from /proc (Linux); undefined elsewhere. */
+function cpuSeconds(): number | undefined {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    // The fields after the command name, which is in parentheses and may itself hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = [11, 12, 13, 14].reduce((sum, index) => sum + Number(fields[index]), 0);
+    return ticks / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+afterAll((suite) => {
+  const seconds = cpuSeconds();
+  if (seconds !== undefined) suite.meta.cpuSeconds = seconds;
+});
