@@ -1,11 +1,10 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { SANDBOX_CHOICES, type SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
-import { ERROR_CATALOGUE } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
-import { toKoshError } from '../../http/errors.js';
+import { pageErrorHandler, sendPage } from '../../http/pages.js';
 import { errorResponses, IdParams } from '../../http/schemas.js';
-import { type Page, renderAuthenticationPage, renderErrorPage } from './authentication.pages.js';
+import { renderAuthenticationPage, renderErrorPage } from './authentication.pages.js';
 import type { AuthenticationService } from './authentication.service.js';
 import { newNonce } from './html.js';
 import { authenticationUrl } from './payments.actions.js';
@@ -56,36 +55,6 @@ const ProviderReturnFields = Type.Object(
   },
 );
 
-function send(reply: FastifyReply, page: Page, nonce: string, publicOrigin: string): FastifyReply {
-  const formAction = ["'self'", publicOrigin, ...page.formTargets].join(' ');
-  reply
-    .header('Cache-Control', 'no-store')
-    .header('Referrer-Policy', 'no-referrer')
-    .header('X-Content-Type-Options', 'nosniff')
-    .header('X-Frame-Options', 'DENY');
-  if (page.redirect) return reply.redirect(page.redirect, 302);
-  return reply
-    .code(page.status)
-    .header(
-      'Content-Security-Policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
-    )
-    .type('text/html; charset=utf-8')
-    .send(page.html);
-}
-
-/** Errors on a browser page are pages too, with the same security headers. */
-function pageErrorHandler(publicOrigin: string) {
-  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-    const kosh = toKoshError(error);
-    const status = ERROR_CATALOGUE[kosh.code].status;
-    if (status >= 500) reply.log.error({ err: error }, 'payment page failed');
-    const message = status >= 500 ? ERROR_CATALOGUE[kosh.code].message : kosh.message;
-    const nonce = newNonce();
-    return send(reply, renderErrorPage(status, message, nonce), nonce, publicOrigin);
-  };
-}
-
 /**
  * Browser-facing pages: no API key (the customer's browser has none), HTML in and out, and the
  * same security headers on every answer, errors included.
@@ -98,7 +67,7 @@ export function registerAuthenticationRoutes(
   const publicOrigin = new URL(publicUrl).origin;
   const common = {
     config: { auth: 'none' as const, idempotency: false as const },
-    errorHandler: pageErrorHandler(publicOrigin),
+    errorHandler: pageErrorHandler(publicOrigin, renderErrorPage),
   };
 
   app.get(
@@ -124,7 +93,7 @@ export function registerAuthenticationRoutes(
       });
       const nonce = newNonce();
       const self = authenticationUrl(publicUrl, request.params.id);
-      return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
+      return sendPage(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
     },
   );
 
@@ -148,7 +117,7 @@ export function registerAuthenticationRoutes(
       const view = await service.choose(request.params.id, request.body.token, request.body.choice);
       const nonce = newNonce();
       const self = authenticationUrl(publicUrl, request.params.id);
-      return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
+      return sendPage(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
     },
   );
 }
@@ -161,7 +130,7 @@ export function registerUpiRoutes(app: App, service: AuthenticationService, publ
   const publicOrigin = new URL(publicUrl).origin;
   const common = {
     config: { auth: 'none' as const, idempotency: false as const },
-    errorHandler: pageErrorHandler(publicOrigin),
+    errorHandler: pageErrorHandler(publicOrigin, renderErrorPage),
   };
   app.get(
     '/v1/payments/:id/upi-status/',
@@ -192,7 +161,7 @@ export function registerUpiRoutes(app: App, service: AuthenticationService, publ
   ) => {
     const nonce = newNonce();
     const self = `${publicUrl}/v1/payments/${encodeURIComponent(id)}/upi-simulator/`;
-    return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
+    return sendPage(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
   };
   app.get(
     '/v1/payments/:id/upi-simulator/',
@@ -256,9 +225,9 @@ export function registerCallbackRoutes(app: App, returns: ProviderReturns, publi
     });
     const nonce = newNonce();
     const self = authenticationUrl(publicUrl, id);
-    return send(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
+    return sendPage(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
   };
-  const errorHandler = pageErrorHandler(publicOrigin);
+  const errorHandler = pageErrorHandler(publicOrigin, renderErrorPage);
   app.get(
     '/v1/payments/:id/callback/',
     {

@@ -1,25 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { formatMajor } from '../../domain/money.js';
-import { escapeHtml, html, htmlDocument, trusted } from '../../pages/html.js';
+import { amountText, hiddenInputs, newNonce, nonceDocument, type Page } from '../../pages/document.js';
+import { escapeHtml } from '../../pages/html.js';
 
 // The payment pages' fields and the fakes in test/ escape with the shared helper.
-export { escapeHtml };
-
-/** A rendered browser page of a payment. */
-export interface Page {
-  status: number;
-  html: string;
-  /** Origins the page's form may post to, besides its own. */
-  formTargets: string[];
-  /** Answer with a 302 to this address instead of the page. */
-  redirect?: string;
-}
-
-/** `₹1,234.00` for rupees; `12.50 USD` for any other currency. */
-export function amountText(amount: string, currency: string): string {
-  const major = formatMajor(Number(amount), currency);
-  return currency === 'INR' ? `₹${major}` : `${major} ${currency}`;
-}
+export { amountText, escapeHtml, hiddenInputs, newNonce, type Page };
 
 /** A choice on a sandbox page (the bank's, or the sandbox UPI app's), in the customer's words. */
 export interface SandboxChoiceText {
@@ -41,16 +24,6 @@ export const PENDING_OUTCOMES: readonly SandboxChoiceText[] = [
     says: 'The bank answers “pending”; a little later it declines the payment.',
   },
 ];
-
-export function newNonce(): string {
-  return randomBytes(16).toString('base64');
-}
-
-export function hiddenInputs(fields: Record<string, string>): string {
-  return Object.entries(fields)
-    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
-    .join('\n    ');
-}
 
 const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;padding:2rem;color:#1d2330}
 main{max-width:28rem;margin:0 auto;background:#fff;border-radius:.5rem;padding:1.5rem;box-shadow:0 1px 4px #0002}
@@ -76,11 +49,5 @@ export function bankDocument(options: {
   style?: string;
   head?: string;
 }): string {
-  return htmlDocument({
-    title: options.title,
-    head: html`${trusted(options.head ?? '')}<style nonce="${options.nonce}">${trusted(STYLE + (options.style ?? ''))}</style>`,
-    body: html`${trusted(options.body)}${
-      options.script ? html`\n<script nonce="${options.nonce}">${trusted(options.script)}</script>` : ''
-    }`,
-  });
+  return nonceDocument({ ...options, style: STYLE + (options.style ?? '') });
 }
