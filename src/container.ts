@@ -22,6 +22,7 @@ import {
 import { newPepper } from './modules/accounts/credentials.js';
 import { createCheckoutRepo } from './modules/checkout/checkout.repo.js';
 import { createCheckoutService } from './modules/checkout/checkout.service.js';
+import { createCheckoutPageService } from './modules/checkout/checkout-page.service.js';
 import { createCheckoutSweepJob } from './modules/checkout/checkout-sweep.js';
 import { createConnectorAccountsRepo } from './modules/connector-accounts/connector-accounts.repo.js';
 import {
@@ -216,6 +217,15 @@ function wireServices(db: Db, shared: Shared) {
     events,
     publicUrl,
   });
+  const checkoutPage = createCheckoutPageService({
+    db,
+    checkout,
+    orders,
+    accounts,
+    methods,
+    payments,
+    publicUrl,
+  });
   const connectorAccounts = createConnectorAccountsService({
     db,
     repo: repos.connectorAccounts,
@@ -306,6 +316,7 @@ function wireServices(db: Db, shared: Shared) {
     paymentsLedger,
     authentication,
     checkout,
+    checkoutPage,
     providerReturns,
     refunds,
     refundExecution,

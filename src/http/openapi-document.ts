@@ -32,6 +32,8 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /v1/refunds/': 'listRefunds',
   'POST /v1/checkout/sessions/': 'createCheckoutSession',
   'GET /v1/checkout/sessions/{id}/': 'retrieveCheckoutSession',
+  'GET /checkout/{id}/': 'showCheckoutPage',
+  'POST /checkout/{id}/': 'submitCheckoutPage',
   'POST /v1/connector-accounts/': 'createConnectorAccount',
   'GET /v1/connector-accounts/': 'listConnectorAccounts',
   'GET /v1/connector-accounts/{id}/': 'retrieveConnectorAccount',

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Container } from '../container.js';
 import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
 import { registerCheckoutRoutes } from '../modules/checkout/checkout.routes.js';
+import { registerCheckoutPageRoutes } from '../modules/checkout/checkout-page.routes.js';
 import { registerConnectorAccountRoutes } from '../modules/connector-accounts/connector-accounts.routes.js';
 import { registerDashboardRoutes } from '../modules/dashboard/dashboard.plugin.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
@@ -232,6 +233,7 @@ export async function buildServer(container: Container): Promise<App> {
   registerPaymentRoutes(app, services.payments, keyed);
   registerRefundRoutes(app, services.refunds, keyed);
   registerCheckoutRoutes(app, services.checkout, keyed);
+  registerCheckoutPageRoutes(app, services.checkoutPage, config.publicUrl);
   registerDashboardRoutes(app, {
     services,
     publicUrl: config.publicUrl,

@@ -9,7 +9,12 @@ import type { MethodsConfig } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { CreatedPayment, CreatePayment } from '../payments/payments.model.js';
-import { checkCustomer, checkReturnUrl, type PaymentsService } from '../payments/payments.service.js';
+import {
+  checkCustomer,
+  checkoutPageUrl,
+  checkReturnUrl,
+  type PaymentsService,
+} from '../payments/payments.service.js';
 import {
   CHECKOUT_EXPIRY_MINUTES,
   CHECKOUT_METHODS,
@@ -27,7 +32,7 @@ export function toCheckoutSession(row: CheckoutSessionRow, publicUrl: string): C
     id: row.id,
     entity: 'checkout_session',
     order_id: row.order_id,
-    url: `${publicUrl}/checkout/${encodeURIComponent(row.id)}/`,
+    url: checkoutPageUrl(publicUrl, row.id),
     status: row.status,
     payment_id: row.payment_id,
     expires_at: unixSeconds(row.expires_at),
@@ -116,6 +121,13 @@ export function createCheckoutService(deps: {
     return moved ?? row;
   }
 
+  /** By its id alone (the customer's page holds no key), moved on first when its time has come. */
+  async function findSession(sessionId: string): Promise<CheckoutSessionRow> {
+    const found = looksLikeId('cs', sessionId) ? await repo.findById(db, sessionId) : undefined;
+    if (!found) throw notFound('checkout_session', sessionId);
+    return settle(found);
+  }
+
   return {
     async create(
       scope: Scope,
@@ -183,6 +195,8 @@ export function createCheckoutService(deps: {
       return toCheckoutSession(await settle(row), publicUrl);
     },
 
+    session: findSession,
+
     /**
      * Starts a payment for the session's order with the customer's choice, through the same core as
      * an S2S payment (the session's return URL, the session recorded on the payment). Refused unless
@@ -190,9 +204,7 @@ export function createCheckoutService(deps: {
      * leaves the session open: the customer may start another until it expires.
      */
     async startPayment(sessionId: string, choice: PaymentChoice): Promise<CreatedPayment> {
-      const found = looksLikeId('cs', sessionId) ? await repo.findById(db, sessionId) : undefined;
-      if (!found) throw notFound('checkout_session', sessionId);
-      const session = await settle(found);
+      const session = await findSession(sessionId);
       if (session.status !== 'open') throw closed(session);
       if (session.expires_at.getTime() <= clock.now().getTime())
         throw closed({ ...session, status: 'expired' });

@@ -35,6 +35,9 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
     view.kind === 'outcome'
   )
     return renderUpiPage(view, nonce, selfUrl);
+  if (view.kind === 'checkout') {
+    return { status: 303, html: '', formTargets: [], redirect: view.url, redirectStatus: 303 };
+  }
   if (view.kind === 'choose') {
     const kind = payment.method === 'netbanking' ? 'Bank' : 'Wallet';
     const button = (choice: string, label: string) =>

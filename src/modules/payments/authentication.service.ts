@@ -10,7 +10,7 @@ import { qrDataUrl } from '../../pages/qr.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { isFinal } from './payment.transitions.js';
 import type { PaymentInitiation } from './payment-initiation.js';
-import { upiSimulatorUrl } from './payments.actions.js';
+import { checkoutPageUrl, upiSimulatorUrl } from './payments.actions.js';
 import { expiryFailure, isExpired } from './payments.expiry.js';
 import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
@@ -24,6 +24,12 @@ export type AuthenticationView =
   | { kind: 'choose'; payment: PaymentRow; merchantName: string; token: string }
   /** The provider's own page: a GET to it, or an auto-submitting POST of its fields. */
   | { kind: 'provider'; payment: PaymentRow; next: Extract<NextStep, { kind: 'redirect' | 'form' }> }
+  /**
+   * A hosted checkout's payment that failed: back to the checkout page, where the customer tries
+   * again (the merchant hears of the attempt by its webhooks; the return POST is for the payment
+   * that ends the session).
+   */
+  | { kind: 'checkout'; payment: PaymentRow; url: string }
   /** The auto-submitting POST back to the merchant's return_url. */
   | { kind: 'return'; payment: PaymentRow & { return_url: string }; signature: string }
   /** A final UPI payment without a return_url: the outcome, shown by Kosh. */
@@ -40,6 +46,8 @@ export type AuthenticationView =
       /** The QR code of `link` (a data: URL). */
       qr: string | null;
       sandbox: boolean;
+      /** The hosted checkout page the payment was started from, to choose another way to pay. */
+      checkoutUrl: string | null;
     }
   /** The sandbox UPI app (test mode): the customer's choices for a UPI payment. */
   | { kind: 'simulator'; payment: PaymentRow; merchantName: string; token: string }
@@ -97,6 +105,9 @@ export function createAuthenticationService(deps: {
 
   async function returnView(payment: PaymentRow): Promise<AuthenticationView> {
     const { return_url } = payment;
+    if (payment.checkout_session_id !== null && payment.status === 'failed') {
+      return { kind: 'checkout', payment, url: checkoutPageUrl(publicUrl, payment.checkout_session_id) };
+    }
     if (return_url === null) {
       const account = await accounts.getAccount(payment.account_id);
       return { kind: 'outcome', payment, merchantName: account.name };
@@ -126,7 +137,9 @@ export function createAuthenticationService(deps: {
     const sandbox = payment.mode === 'test';
     const link = sandbox && next.link !== null ? upiSimulatorUrl(publicUrl, payment.id) : next.link;
     const qr = link === null ? null : await qrDataUrl(link);
-    return { kind: 'upi', payment, merchantName: account.name, link, qr, sandbox };
+    const checkoutUrl =
+      payment.checkout_session_id === null ? null : checkoutPageUrl(publicUrl, payment.checkout_session_id);
+    return { kind: 'upi', payment, merchantName: account.name, link, qr, sandbox, checkoutUrl };
   }
 
   /** The customer's choice: pending with the choice recorded, then the simulated answer applied. */

@@ -9,9 +9,28 @@ export function authenticationUrl(publicUrl: string, paymentId: string): string 
   return `${publicUrl}/v1/payments/${encodeURIComponent(paymentId)}/authentication/`;
 }
 
+/** `{publicUrl}/checkout/<id>/`: a hosted checkout session's page (docs/checkout.md). */
+export function checkoutPageUrl(publicUrl: string, sessionId: string): string {
+  return `${publicUrl}/checkout/${encodeURIComponent(sessionId)}/`;
+}
+
 /** `{publicUrl}/v1/payments/<id>/upi-simulator/`: the sandbox UPI app (test mode). */
 export function upiSimulatorUrl(publicUrl: string, paymentId: string): string {
   return `${publicUrl}/v1/payments/${encodeURIComponent(paymentId)}/upi-simulator/`;
+}
+
+/** Where an html_form sends the browser: Kosh's authentication URL by GET, with the instrument's fields. */
+export function htmlFormStep(
+  payment: { id: string; method: PaymentMethod; code: string },
+  publicUrl: string,
+): { url: string; fields: Record<string, string> } {
+  return {
+    url: authenticationUrl(publicUrl, payment.id),
+    fields:
+      payment.method === 'netbanking'
+        ? { paymentMode: 'NET_BANKING', bankCode: payment.code }
+        : { paymentMode: 'WALLET', walletCode: payment.code },
+  };
 }
 
 /**
@@ -24,12 +43,8 @@ export function buildAction(
   payment: { id: string; method: PaymentMethod; code: string },
   publicUrl: string,
 ): Action {
-  const url = authenticationUrl(publicUrl, payment.id);
-  if (action === 'redirect') return { action: 'redirect', url };
-  const fields: Record<string, string> =
-    payment.method === 'netbanking'
-      ? { paymentMode: 'NET_BANKING', bankCode: payment.code }
-      : { paymentMode: 'WALLET', walletCode: payment.code };
+  if (action === 'redirect') return { action: 'redirect', url: authenticationUrl(publicUrl, payment.id) };
+  const { url, fields } = htmlFormStep(payment, publicUrl);
   const html = `<!DOCTYPE html>
 <html lang="en">
 <head>

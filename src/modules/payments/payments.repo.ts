@@ -218,6 +218,34 @@ export function createPaymentsRepo() {
       return row;
     },
 
+    /** A checkout session's payments: how many there are, and the newest. */
+    async checkoutAttempts(
+      db: Queryable,
+      sessionId: string,
+    ): Promise<{ count: number; latest: PaymentRow | undefined }> {
+      const [row] = await db.query<PaymentRow & { attempts: string }>(
+        `SELECT ${PAYMENT_COLUMNS}, count(*) OVER () AS attempts FROM payments
+          WHERE checkout_session_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`,
+        [sessionId],
+      );
+      return { count: Number(row?.attempts ?? 0), latest: row };
+    },
+
+    /** How many payments the account captured with each bank since `since`: its customers' banks. */
+    async capturedByBank(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      since: Date,
+    ): Promise<Array<{ bank: string; count: string }>> {
+      return db.query(
+        `SELECT bank, count(*) AS count FROM payments
+          WHERE account_id = $1 AND mode = $2 AND method = 'netbanking' AND status = 'captured' AND created_at >= $3
+          GROUP BY bank`,
+        [accountId, mode, since],
+      );
+    },
+
     async list(
       db: Queryable,
       accountId: string,

@@ -26,8 +26,9 @@ import {
 import type { NewPayment, PaymentRow, PaymentsRepo } from './payments.repo.js';
 import { canonicalKey, checkPaymentFields, UPI_EXPIRY_MINUTES } from './payments.validation.js';
 
-export { toPayment } from './payments.model.js';
 // What other modules check the same way a payment does (a checkout session's return URL and customer).
+export { authenticationUrl, checkoutPageUrl, htmlFormStep } from './payments.actions.js';
+export { toPayment } from './payments.model.js';
 export { checkCustomer, checkReturnUrl } from './payments.validation.js';
 
 /** Throws the error the order itself gives a payment: missing, already paid, another amount or currency. */
@@ -315,6 +316,27 @@ export function createPaymentsService(deps: {
         days,
         currency: found.currency ?? 'INR',
       };
+    },
+
+    /**
+     * A hosted checkout session's attempts: how many payments it started, and the newest as the
+     * customer's page tells it (how the last attempt ended).
+     */
+    async checkoutAttempts(
+      sessionId: string,
+    ): Promise<{ count: number; latest: (Payment & { instrument_name: string }) | null }> {
+      const { count, latest } = await repo.checkoutAttempts(db, sessionId);
+      return {
+        count,
+        latest: latest ? { ...toPayment(latest), instrument_name: latest.instrument_name } : null,
+      };
+    },
+
+    /** The account's banks by how many payments its customers paid with each in the last 90 days. */
+    async bankUsage(scope: Scope): Promise<Map<string, number>> {
+      const since = new Date(clock.now().getTime() - 90 * 86_400_000);
+      const rows = await repo.capturedByBank(db, scope.accountId, scope.mode, since);
+      return new Map(rows.map((row) => [row.bank, Number(row.count)]));
     },
 
     /** The key of the return POST's signature; made on first use and stable afterwards. */

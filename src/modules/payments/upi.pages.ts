@@ -118,6 +118,7 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
   <p class="timer"><span>Time left (until <time datetime="${expiresAt.toISOString()}">${expiresAt.toISOString().slice(11, 16)} UTC</time>)</span>
     <strong id="remaining" data-end="${expiresAt.getTime()}">${remaining(expiresAt, now)}</strong></p>
   <p class="note">Keep this page open: it moves on by itself once your bank answers. Payment ${escapeHtml(payment.id)}.</p>
+  ${view.checkoutUrl ? `<p><a href="${escapeHtml(view.checkoutUrl)}">Pay another way</a></p>` : ''}
 </main>`;
     return {
       status: 200,
