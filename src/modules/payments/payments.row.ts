@@ -47,10 +47,12 @@ export interface PaymentRow {
   upi_payer_vpa: string | null;
   /** A UPI payment's own deadline; null for the other methods. */
   expires_at: Date | null;
+  /** The hosted checkout session the payment was started from; null for an S2S payment. */
+  checkout_session_id: string | null;
 }
 
 export const PAYMENT_COLUMNS = `id, account_id, mode, order_id, amount, currency, status, method, bank, wallet, instrument_name,
   email, contact, name, description, metadata, return_url, connector, connector_account_id, provider_reference,
   provider_status, provider_next, provider_data, bank_reference, fee, tax, error_code, error_reason, created_at,
   updated_at, captured_at, pending_at, authorised_at, refund_due, amount_refunded, sync_attempts, next_sync_at,
-  upi_flow, upi_vpa, upi_payer_vpa, expires_at`;
+  upi_flow, upi_vpa, upi_payer_vpa, expires_at, checkout_session_id`;
