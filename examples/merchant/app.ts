@@ -9,6 +9,10 @@ import { Kosh, KoshError, type KoshOptions } from '../../sdk/node/src/index.js';
  * return is never proof of payment). It fulfils an order when its signed `order.paid` webhook
  * arrives, once, however many times that webhook is delivered.
  *
+ * Hosted checkout: "Pay with Kosh Checkout" creates the order and a checkout session without a
+ * customer, and sends the browser to the session's `url`, where Kosh's page asks the customer and
+ * the method; the payment comes back to the same `/return` as the S2S forms'.
+ *
  * UPI: the shop sends the browser to Kosh's UPI page (`next[1]`), which shows the QR code on a wide
  * screen and an "Open UPI app" button on a phone (by CSS, so the shop never guesses the device from
  * the user agent), follows the payment and brings the customer back with the signed return. A shop
@@ -52,6 +56,16 @@ async function readForm(request: http.IncomingMessage): Promise<Record<string, s
 function send(response: http.ServerResponse, status: number, html: string): void {
   response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
   response.end(html);
+}
+
+/** A payment (S2S or hosted) Kosh would not start: its message, and the way back. */
+function notStarted(response: http.ServerResponse, error: unknown): void {
+  const message = error instanceof KoshError ? error.message : 'The payment could not be started.';
+  send(
+    response,
+    400,
+    page('Payment not started', `<p id="error">${escapeHtml(message)}</p><a href="/">Back</a>`),
+  );
 }
 
 export interface MerchantOptions extends KoshOptions {
@@ -117,12 +131,17 @@ ${customer}
 ${customer}
 <button type="submit" id="pay-upi-collect">Send the payment request</button></fieldset></form>`
       : '';
+    // Kosh's own page asks for the customer and the method: nothing to fill in here.
+    const hosted = `<form method="POST" action="/hosted" id="hosted-form"><fieldset>
+<legend>Kosh Checkout</legend>
+<p>Choose UPI, a bank or a wallet on Kosh's checkout page.</p>
+<button type="submit" id="pay-hosted">Pay with Kosh Checkout</button></fieldset></form>`;
     send(
       response,
       200,
       page(
         'Kosh example shop',
-        `<p>One notebook, ₹50.00.</p>${upi}${collect}${form('netbanking', 'bank', methods.netbanking)}${form('wallet', 'wallet', methods.wallet)}`,
+        `<p>One notebook, ₹50.00.</p>${hosted}${upi}${collect}${form('netbanking', 'bank', methods.netbanking)}${form('wallet', 'wallet', methods.wallet)}`,
       ),
     );
   }
@@ -162,12 +181,26 @@ ${customer}
       }
       send(response, 502, page('Payment failed', '<p>Kosh answered an unknown action.</p>'));
     } catch (error) {
-      const message = error instanceof KoshError ? error.message : 'The payment could not be started.';
-      send(
-        response,
-        400,
-        page('Payment not started', `<p id="error">${escapeHtml(message)}</p><a href="/">Back</a>`),
-      );
+      notStarted(response, error);
+    }
+  }
+
+  /**
+   * Kosh Checkout: an order and a hosted checkout session for it, without a customer (the page asks
+   * for one), then the browser goes to the session's page. It comes back to `/return`, signed.
+   */
+  async function hosted(request: http.IncomingMessage, response: http.ServerResponse) {
+    await readForm(request);
+    try {
+      const order = await kosh.orders.create({ amount: PRICE, currency: 'INR' });
+      const session = await kosh.checkout.sessions.create({
+        order_id: order.id,
+        return_url: `${publicUrl}/return`,
+      });
+      response.writeHead(303, { location: session.url });
+      response.end();
+    } catch (error) {
+      notStarted(response, error);
     }
   }
 
@@ -246,13 +279,15 @@ ${customer}
         ? home(response)
         : request.method === 'POST' && path === '/checkout'
           ? checkout(request, response)
-          : request.method === 'POST' && path === '/return'
-            ? paymentReturn(request, response)
-            : request.method === 'POST' && path === '/webhooks/kosh'
-              ? webhook(request, response)
-              : request.method === 'GET' && path === '/fulfilments'
-                ? Promise.resolve(fulfilments(response))
-                : Promise.resolve(send(response, 404, page('Not found', '')));
+          : request.method === 'POST' && path === '/hosted'
+            ? hosted(request, response)
+            : request.method === 'POST' && path === '/return'
+              ? paymentReturn(request, response)
+              : request.method === 'POST' && path === '/webhooks/kosh'
+                ? webhook(request, response)
+                : request.method === 'GET' && path === '/fulfilments'
+                  ? Promise.resolve(fulfilments(response))
+                  : Promise.resolve(send(response, 404, page('Not found', '')));
     route.catch(() => {
       if (!response.headersSent) send(response, 500, page('Something went wrong', ''));
       else response.end();

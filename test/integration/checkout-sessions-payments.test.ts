@@ -93,7 +93,7 @@ describeEachDatabase('checkout session payments', (harness) => {
       ]);
     });
 
-    it('completes once when a net banking payment it started is captured: payment_id set, one event, signed return', async () => {
+    it('completes once when a net banking payment it started is captured: the payment names the session, payment_id set, one event, signed return', async () => {
       const account = await harness().merchant('Completion');
       const made = await session({}, account);
       const started = await checkout().startPayment(made.id, {
@@ -110,6 +110,15 @@ describeEachDatabase('checkout session payments', (harness) => {
         return_url: RETURN_URL,
         name: 'Asha Rao',
         order_id: made.orderId,
+      });
+      const fetchedPayment = await harness().request('GET', `/v1/payments/${started.payment_id}/`, {
+        auth: account,
+      });
+      expect(fetchedPayment.statusCode, fetchedPayment.body).toBe(200);
+      expect(fetchedPayment.json().data).toMatchObject({
+        id: started.payment_id,
+        order_id: made.orderId,
+        checkout_session_id: made.id,
       });
       const chosen = await choose(
         harness(),

@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import qs from 'qs';
 import { beforeAll, expect, it } from 'vitest';
 import { upiMethods } from '../../src/modules/methods/methods.js';
+import { CUSTOMER, checkoutHelpers } from '../helpers/checkout.js';
 import {
   basicAuth,
   createHarness,
@@ -352,6 +353,26 @@ describeEachDatabase('dashboard', (harness) => {
     const after = await visitor.request('GET', `/dashboard/payments/${paymentId}/?done=refunded`);
     expect(after.body).toContain('Refund created.');
     expect(after.body).toContain('processed');
+  });
+
+  it('shows the checkout session a payment was started from, and no such row on an S2S payment', async () => {
+    const visitor = await signedIn();
+    const session = await checkoutHelpers(harness).session(merchant);
+    const started = await harness().container.services.checkout.startPayment(session.id, {
+      method: 'netbanking',
+      bank: 'ICIC',
+      ...CUSTOMER,
+    });
+    const detail = await visitor.request('GET', `/dashboard/payments/${started.payment_id}/`);
+    expect(detail.statusCode, detail.body).toBe(200);
+    expect(detail.body).toContain(
+      `<dt>Checkout session</dt><dd><span class="mono">${session.id}</span></dd>`,
+    );
+
+    const { paymentId } = await createPayment(harness(), merchant);
+    const s2s = await visitor.request('GET', `/dashboard/payments/${paymentId}/`);
+    expect(s2s.statusCode, s2s.body).toBe(200);
+    expect(s2s.body).not.toContain('Checkout session');
   });
 
   it('answers 404 for another tenant’s payment, order, refund and merchant, and for the other mode’s data', async () => {

@@ -41,6 +41,7 @@ describeEachDatabase('fetching payments', (harness) => {
       tax: null,
       amount_refunded: 0,
       refund_status: null,
+      checkout_session_id: null,
     });
     expect(body.data.created_at).toBe(Math.floor(harness().clock.now().getTime() / 1000));
   });

@@ -1286,6 +1286,7 @@ export interface components {
             bank: string | null;
             bank_reference: string | null;
             captured_at: number | null;
+            checkout_session_id: string | null;
             contact: string;
             /** @description Unix time in seconds */
             created_at: number;

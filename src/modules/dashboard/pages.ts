@@ -175,6 +175,7 @@ export function paymentContent(
   ${field('Method', payment.method)}
   ${methodFields(payment)}
   ${field('Order', html`<a class="mono" href="${DASHBOARD}/orders/${payment.order_id}/">${payment.order_id}</a>`)}
+  ${payment.checkout_session_id ? field('Checkout session', html`<span class="mono">${payment.checkout_session_id}</span>`) : ''}
   ${field('Email', payment.email)}
   ${field('Contact', payment.contact)}
   ${field('Name', payment.name)}

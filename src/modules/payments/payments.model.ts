@@ -116,6 +116,8 @@ export interface Payment {
   tax: number | null;
   amount_refunded: number;
   refund_status: PaymentRefundStatus;
+  /** The hosted checkout session that started the payment; null for an S2S payment. */
+  checkout_session_id: string | null;
 }
 
 /** The payment row, for the modules that read payments through the payments ledger (refunds). */
@@ -154,6 +156,7 @@ export function toPayment(row: PaymentRow): Payment {
     tax: row.tax === null ? null : Number(row.tax),
     amount_refunded: Number(row.amount_refunded),
     refund_status: refundStatusOf(Number(row.amount_refunded), Number(row.amount)),
+    checkout_session_id: row.checkout_session_id,
   };
 }
 

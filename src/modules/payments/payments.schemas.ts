@@ -171,6 +171,11 @@ export const Payment = Type.Object({
   refund_status: Type.Union([Type.Literal('partial'), Type.Literal('full'), Type.Null()], {
     description: 'null, or `partial` / `full` as its refunds add up; the payment stays `captured`',
   }),
+  checkout_session_id: Nullable(
+    Type.String({
+      description: 'The hosted checkout session (`cs_…`) that started the payment; null for an S2S payment',
+    }),
+  ),
 });
 export type Payment = Static<typeof Payment>;
 
