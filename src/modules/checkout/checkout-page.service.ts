@@ -1,3 +1,4 @@
+import { SANDBOX_BANKS, SANDBOX_WALLETS } from '../../connectors/sandbox/catalogue.js';
 import type { Db } from '../../db/db.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { Mode } from '../../domain/scope.js';
@@ -56,6 +57,21 @@ export interface CheckoutForm {
 export type StartedStep =
   | { kind: 'redirect'; url: string }
   | { kind: 'form'; url: string; fields: Record<string, string>; label: string };
+
+/**
+ * The account's banks or wallets in the catalogue's order (the most used in the country first; a
+ * stable sort keeps it among equals), those the catalogue does not list after them by name.
+ */
+function inCatalogueOrder(entries: Array<[string, string]>, catalogue: readonly Instrument[]): Instrument[] {
+  const rank = new Map(catalogue.map((entry, index) => [entry.code, index]));
+  return entries
+    .map(([code, label]) => ({ code, label }))
+    .sort(
+      (a, b) =>
+        (rank.get(a.code) ?? catalogue.length) - (rank.get(b.code) ?? catalogue.length) ||
+        a.label.localeCompare(b.label, 'en'),
+    );
+}
 
 /** A phone or tablet: the UPI payment is an intent (the app on this device), otherwise a QR code. */
 function onPhone(userAgent: string | null): boolean {
@@ -124,9 +140,9 @@ export function createCheckoutPageService(deps: {
       if (bankEntries.length > 0) {
         const usage = await payments.bankUsage(scope);
         // The catalogue lists the country's most used banks first: its order breaks ties.
-        const ranked = bankEntries
-          .map(([code, label], index) => ({ code, label, index, used: usage.get(code) ?? 0 }))
-          .sort((a, b) => b.used - a.used || a.index - b.index);
+        const ranked = inCatalogueOrder(bankEntries, SANDBOX_BANKS)
+          .map((bank) => ({ ...bank, used: usage.get(bank.code) ?? 0 }))
+          .sort((a, b) => b.used - a.used);
         const mostUsed = ranked.slice(0, MOST_USED_BANKS);
         const others = ranked.slice(MOST_USED_BANKS).sort((a, b) => a.label.localeCompare(b.label, 'en'));
         const plain = ({ code, label }: Instrument) => ({ code, label });
@@ -141,7 +157,7 @@ export function createCheckoutPageService(deps: {
         mode: session.mode,
         upi: upiOn ? { app: offered.upi.intent, collect: offered.upi.collect } : null,
         banks,
-        wallets: walletEntries.length > 0 ? walletEntries.map(([code, label]) => ({ code, label })) : null,
+        wallets: walletEntries.length > 0 ? inCatalogueOrder(walletEntries, SANDBOX_WALLETS) : null,
         askCustomer: session.customer === null,
         lastAttempt: latest ? { ...latest, page: authenticationUrl(publicUrl, latest.id) } : null,
       };

@@ -14,7 +14,7 @@ export interface PageError {
  * One stylesheet for every checkout page, small enough to send inline: no third-party origin, no
  * web font, no image. Phones first; at 40rem and wider the QR code is offered instead of the app.
  */
-const STYLE = `*{box-sizing:border-box}body{font:16px/1.45 system-ui,sans-serif;background:#eef1f5;color:#1b2230;margin:0;padding:1rem}
+const STYLE = `*{box-sizing:border-box}[hidden]{display:none!important}body{font:16px/1.45 system-ui,sans-serif;background:#eef1f5;color:#1b2230;margin:0;padding:1rem}
 main{max-width:30rem;margin:0 auto;background:#fff;border-radius:.6rem;padding:1.25rem;box-shadow:0 1px 4px #0002}
 h1{font-size:1.6rem;margin:.1rem 0}h2{font-size:1rem;margin:0}.merchant{margin:0;font-weight:600;color:#3b4558}
 .order{margin:0;color:#556;font-size:.85rem;overflow-wrap:anywhere}.test{display:inline-block;margin:.5rem 0 0;padding:.1rem .5rem;
@@ -33,7 +33,8 @@ border:1px solid #cfd5df;border-radius:.4rem;padding:.55rem .7rem}.opt:has(input
 .sub{margin:.4rem 0 0 2.3rem}.wide{display:none}.pay{display:block;width:100%;margin-top:1.25rem;padding:.85rem;border:0;border-radius:.4rem;
 background:#0b57d0;color:#fff;font:600 1.05rem system-ui,sans-serif;cursor:pointer}.pay:focus-visible,.opt input:focus-visible{outline:3px solid #f2a900;outline-offset:2px}
 .foot{color:#556;font-size:.8rem;text-align:center;margin:1rem 0 0}a{color:#0b57d0}
-@media (min-width:40rem){body{padding:2rem}.wide{display:inline}.narrow{display:none}}`;
+@media (min-width:40rem){body{padding:2rem}main{max-width:40rem;padding:1.75rem}.wide{display:inline}.narrow{display:none}
+#banks .opts,#wallets .opts{grid-template-columns:1fr 1fr}}`;
 
 /**
  * Filters the bank list as the customer types, without a round trip; without script the search
@@ -121,7 +122,13 @@ function renderOpen(
   selfUrl: string,
   options: { form: CheckoutForm; error: PageError | null; query: string },
 ): string {
-  const { form, error, query } = options;
+  const { error, query } = options;
+  // The details of the last attempt stay filled in: a customer trying again types them once.
+  const last = view.lastAttempt;
+  const form: CheckoutForm = {
+    ...(last && { name: last.name, email: last.email, contact: last.contact }),
+    ...options.form,
+  };
   const amount = amountText(view.amount, view.currency);
   const invalid = fieldId(error?.field ?? null);
   // UPI first: the default choice, unless the customer chose something else before a refusal.
