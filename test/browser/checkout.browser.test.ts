@@ -117,6 +117,7 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
         await expect(page.locator('#pay-upi').isChecked()).resolves.toBe(true);
         await audit(page, 'checkout-page');
         await page.setViewportSize({ width: 1280, height: 900 });
+        // biome-ignore lint/performance/useDomNodeTextContent: the visible words (CSS hides the other screen's)
         await expect(page.locator('label[for="pay-upi"]').innerText()).resolves.toBe(
           'Scan a QR code with any UPI app',
         );
@@ -146,6 +147,7 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
       try {
         await page.setViewportSize({ width: 375, height: 812 });
         await openCheckout(page);
+        // biome-ignore lint/performance/useDomNodeTextContent: the visible words (CSS hides the other screen's)
         await expect(page.locator('label[for="pay-upi"]').innerText()).resolves.toBe(
           'Pay with a UPI app on this phone',
         );
