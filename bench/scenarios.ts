@@ -30,7 +30,7 @@ export interface Scenario {
   steps: Step[];
 }
 
-export type FixtureName = 'orders' | 'payments';
+export type FixtureName = 'orders' | 'payments' | 'checkoutSessions';
 export type Fixtures = Partial<Record<FixtureName, string[]>>;
 
 /** Uniform pick: every request reads a different row, as real traffic does. */
@@ -96,6 +96,14 @@ export const FIXTURES: Record<FixtureName, FixtureSpec> = {
     create: async (api) => {
       const order = (await api('POST', '/v1/orders/', ORDER_BODY)).data.id;
       return (await api('POST', '/v1/payments/create/s2s/', paymentBody(order, 'netbanking'))).payment_id;
+    },
+  },
+  checkoutSessions: {
+    count: 1_000,
+    create: async (api) => {
+      const order = (await api('POST', '/v1/orders/', ORDER_BODY)).data.id;
+      const body = { order_id: order, return_url: 'https://merchant.example/return' };
+      return (await api('POST', '/v1/checkout/sessions/', body)).data.id;
     },
   },
 };
@@ -182,6 +190,14 @@ export const SCENARIOS: Scenario[] = [
     baseline: 'select',
     uses: ['payments'],
     steps: [{ method: 'GET', path: (fixtures) => `/v1/payments/${pick(fixtures.payments)}/` }],
+  },
+  {
+    // The customer's hosted checkout page (docs/checkout.md): the session, its order, the account,
+    // its methods, its attempts and its customers' banks, rendered to about 10 KB of HTML.
+    name: 'checkout page',
+    baseline: 'select',
+    uses: ['checkoutSessions'],
+    steps: [{ method: 'GET', path: (fixtures) => `/checkout/${pick(fixtures.checkoutSessions)}/` }],
   },
   {
     // Five requests per charge; req/s counts requests, charges/s is a fifth of it.

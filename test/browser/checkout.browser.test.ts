@@ -116,6 +116,9 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
         const id = await openCheckout(page);
         await expect(page.locator('#pay-upi').isChecked()).resolves.toBe(true);
         await audit(page, 'checkout-page');
+        // The narrowest phones still in use: nothing wider than the screen at 320 px either.
+        await page.setViewportSize({ width: 320, height: 640 });
+        expect(await overflowWidth(page), 'the page is wider than 320 px').toBeLessThanOrEqual(0);
         await page.setViewportSize({ width: 1280, height: 900 });
         // biome-ignore lint/performance/useDomNodeTextContent: the visible words (CSS hides the other screen's)
         await expect(page.locator('label[for="pay-upi"]').innerText()).resolves.toBe(

@@ -231,7 +231,7 @@ export function createPaymentsRepo() {
       return { count: Number(row?.attempts ?? 0), latest: row };
     },
 
-    /** How many payments the account captured with each bank since `since`: its customers' banks. */
+    /** How many payments the account captured with each bank since `since` (payments_captured_idx). */
     async capturedByBank(
       db: Queryable,
       accountId: string,
@@ -240,7 +240,7 @@ export function createPaymentsRepo() {
     ): Promise<Array<{ bank: string; count: string }>> {
       return db.query(
         `SELECT bank, count(*) AS count FROM payments
-          WHERE account_id = $1 AND mode = $2 AND method = 'netbanking' AND status = 'captured' AND created_at >= $3
+          WHERE account_id = $1 AND mode = $2 AND status = 'captured' AND captured_at >= $3 AND method = 'netbanking'
           GROUP BY bank`,
         [accountId, mode, since],
       );

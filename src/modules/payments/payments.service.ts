@@ -6,6 +6,7 @@ import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, timeRange, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
+import { TtlCache } from '../../domain/ttl-cache.js';
 import type { KeyRing } from '../../security/keyring.js';
 import { type MethodsConfig, offerable, upiEnabled } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
@@ -137,6 +138,7 @@ export function createPaymentsService(deps: {
   keyring: KeyRing;
 }) {
   const { db, repo, ids, clock, orders, methods, connectors, initiation, publicUrl, keyring } = deps;
+  const bankUsageCache = new TtlCache<Map<string, number>>(5 * 60_000, 10_000, () => clock.now().getTime());
 
   return {
     /**
@@ -332,11 +334,19 @@ export function createPaymentsService(deps: {
       };
     },
 
-    /** The account's banks by how many payments its customers paid with each in the last 90 days. */
+    /**
+     * The account's banks by how many payments its customers paid with each in the last 90 days.
+     * An order that changes over weeks: each process keeps it for five minutes.
+     */
     async bankUsage(scope: Scope): Promise<Map<string, number>> {
+      const key = `${scope.accountId}:${scope.mode}`;
+      const cached = bankUsageCache.get(key);
+      if (cached) return cached;
       const since = new Date(clock.now().getTime() - 90 * 86_400_000);
       const rows = await repo.capturedByBank(db, scope.accountId, scope.mode, since);
-      return new Map(rows.map((row) => [row.bank, Number(row.count)]));
+      const usage = new Map(rows.map((row) => [row.bank, Number(row.count)]));
+      bankUsageCache.set(key, usage);
+      return usage;
     },
 
     /** The key of the return POST's signature; made on first use and stable afterwards. */
