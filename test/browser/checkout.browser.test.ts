@@ -217,6 +217,35 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
       }
     });
 
+    it('works with script off: the bank search reloads the page, a redirect bank pays, the return posts by its button', async () => {
+      const page = await context.newPage();
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
+      try {
+        await page.goto(shop.url);
+        await page.click('#pay-hosted');
+        await page.waitForURL(`${koshUrl}/checkout/*/`);
+        // The search box submits its own GET form: the server narrows the list.
+        await page.fill('#q', 'hdfc');
+        await page.press('#q', 'Enter');
+        await page.waitForURL(/\/checkout\/cs_\w+\/\?q=hdfc#banks$/);
+        await expect(page.locator('#bank-ICIC').count()).resolves.toBe(0);
+        await page.fill('#name', CUSTOMER.name);
+        await page.fill('#email', CUSTOMER.email);
+        await page.fill('#contact', CUSTOMER.contact);
+        await page.check('#bank-HDFC');
+        await page.click('#pay');
+        await page.waitForURL(`${koshUrl}/v1/payments/*/authentication/`);
+        await bankChooses(page, 'success', 'HDFC Bank');
+        // Without script the signed return waits for the customer's click.
+        await page.getByRole('button', { name: 'Continue to the merchant' }).click();
+        await returned(page);
+      } finally {
+        await cdp.detach();
+        await page.close();
+      }
+    });
+
     it('refuses an expired link with a clear page and no form', async () => {
       const orderId = await createOrder(harness, merchant);
       const created = await harness.request('POST', '/v1/checkout/sessions/', {

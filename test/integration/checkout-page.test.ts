@@ -1,5 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
 import { CHECKOUT_MAX_ATTEMPTS } from '../../src/modules/checkout/checkout-page.service.js';
+import { upiMethods } from '../../src/modules/methods/methods.js';
 import { CUSTOMER, checkoutHelpers } from '../helpers/checkout.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { choose, createPayment, openPage, RETURN_URL, returnFields } from '../helpers/payments.js';
@@ -72,6 +73,31 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     expect(html).not.toContain('id="banks"');
     expect(html).toContain('id="wallet-payzapp"');
     expect(html).not.toContain('id="email"');
+  });
+
+  it('offers a request to a UPI ID only where the account has collect, and starts it with the ID typed', async () => {
+    const account = await harness().merchant('Collect Shop');
+    const { methods } = harness().container.services;
+    const current = await methods.get(account.id, 'test');
+    await methods.set(harness().container.db, account.id, 'test', {
+      ...current,
+      upi: upiMethods(true, true),
+    });
+    const session = await helpers.session(account, { customer: CUSTOMER });
+    const html = (await page(session.id)).body;
+    expect(html).toContain('value="upi_collect" id="pay-collect"');
+    expect(html).toContain('id="vpa" name="vpa"');
+    const missing = await post(session.id, { pay: 'upi_collect' });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.body).toMatch(/id="vpa"[^>]*aria-invalid="true"/);
+    const bad = await post(session.id, { pay: 'upi_collect', vpa: 'not a vpa' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain('value="not a vpa"');
+    expect(await paymentsOf(session.id)).toEqual([]);
+    const started = await post(session.id, { pay: 'upi_collect', vpa: 'asha@okaxis' });
+    expect(started.statusCode).toBe(303);
+    const [payment] = await paymentsOf(session.id);
+    expect(payment).toMatchObject({ method: 'upi', upi_flow: 'collect' });
   });
 
   it("puts the account's most used banks first, and narrows the list by ?q= without script", async () => {
