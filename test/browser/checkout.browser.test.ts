@@ -1,10 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMerchant } from '../../examples/merchant/app.js';
 import {
-  axeViolations,
+  auditPage,
   BROWSER_TEST_TIMEOUT_MS,
   type LaunchedBrowser,
   launchBrowser,
@@ -19,8 +17,6 @@ import { decodeQr } from '../helpers/qr.js';
 
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
-const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
-const WIDTHS = [1280, 375] as const;
 /**
  * The database the walks run on: the page and what it does do not depend on it (every choice,
  * refusal and state is proven over HTTP on both databases in test/integration/checkout-page.test.ts),
@@ -66,17 +62,6 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
       await harness?.close();
     });
 
-    /** Screenshots at both widths, axe-core (no serious or critical violation), nothing wider than the screen. */
-    async function audit(page: Page, name: string): Promise<void> {
-      fs.mkdirSync(SCREENSHOTS, { recursive: true });
-      for (const width of WIDTHS) {
-        await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
-        await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
-        expect(await axeViolations(page), `${name} at ${width} px`).toEqual([]);
-        expect(await overflowWidth(page), `${name} is wider than ${width} px`).toBeLessThanOrEqual(0);
-      }
-    }
-
     /** The shop's Kosh Checkout button, then the customer's details on Kosh's page. */
     async function openCheckout(page: Page): Promise<string> {
       await page.goto(shop.url);
@@ -115,7 +100,7 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
       try {
         const id = await openCheckout(page);
         await expect(page.locator('#pay-upi').isChecked()).resolves.toBe(true);
-        await audit(page, 'checkout-page');
+        await auditPage(page, 'checkout-page');
         // The narrowest phones still in use: nothing wider than the screen at 320 px either.
         await page.setViewportSize({ width: 320, height: 640 });
         expect(await overflowWidth(page), 'the page is wider than 320 px').toBeLessThanOrEqual(0);
@@ -198,7 +183,7 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
         );
         // The details typed for the first attempt are still there.
         await expect(page.locator('#email').inputValue()).resolves.toBe(CUSTOMER.email);
-        await audit(page, 'checkout-failed');
+        await auditPage(page, 'checkout-failed');
         await page.setViewportSize({ width: 1280, height: 900 });
         await page.check('#wallet-payzapp');
         await page.click('#pay');
@@ -264,7 +249,7 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
         expect(response?.status()).toBe(410);
         await expect(page.locator('h2').textContent()).resolves.toBe('This payment link has expired');
         await expect(page.locator('form').count()).resolves.toBe(0);
-        await audit(page, 'checkout-expired');
+        await auditPage(page, 'checkout-expired');
         expect(await session(id)).toMatchObject({ status: 'expired', payment_id: null });
       } finally {
         await page.close();

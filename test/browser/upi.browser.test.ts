@@ -1,15 +1,12 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMerchant } from '../../examples/merchant/app.js';
 import { upiMethods } from '../../src/modules/methods/methods.js';
 import {
-  axeViolations,
+  auditPage,
   BROWSER_TEST_TIMEOUT_MS,
   type LaunchedBrowser,
   launchBrowser,
-  overflowWidth,
 } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -18,8 +15,6 @@ import { decodeQr } from '../helpers/qr.js';
 
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
-const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
-const WIDTHS = [1280, 375] as const;
 /**
  * The database the walks run on: the pages and what they do do not depend on it (every UPI flow,
  * choice and deadline is proven over HTTP on both databases in test/integration/payments-upi.test.ts),
@@ -70,22 +65,6 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
       await harness?.close();
     });
 
-    /** Screenshots at both widths, axe-core (no serious or critical violation), nothing wider than the screen. */
-    async function audit(
-      page: Page,
-      name: string,
-      atWidth?: (width: number) => Promise<void>,
-    ): Promise<void> {
-      fs.mkdirSync(SCREENSHOTS, { recursive: true });
-      for (const width of WIDTHS) {
-        await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
-        await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
-        expect(await axeViolations(page), `${name} at ${width} px`).toEqual([]);
-        expect(await overflowWidth(page), `${name} is wider than ${width} px`).toBeLessThanOrEqual(0);
-        await atWidth?.(width);
-      }
-    }
-
     /** The shop's UPI checkout, at the width given: it lands on Kosh's UPI page. */
     async function checkout(page: Page, button: '#pay-upi' | '#pay-upi-collect'): Promise<string> {
       await page.goto(shop.url);
@@ -107,7 +86,7 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
         await app.goto(simulatorUrl);
         await expect(app.locator('h1').textContent()).resolves.toBe('Kosh sandbox UPI app');
         await expect(app.locator('#amount').textContent()).resolves.toBe('₹50.00');
-        if (audited) await audit(app, 'upi-simulator');
+        if (audited) await auditPage(app, 'upi-simulator');
         await app.locator('button[name="choice"][value="success"]').click();
         await expect(app.locator('#result').textContent()).resolves.toContain('The payment is now captured');
       } finally {
@@ -141,7 +120,7 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
           await expect(openApp.isVisible(), `app button at ${width} px`).resolves.toBe(!wide);
         };
         await shown(1280);
-        await audit(page, 'upi-page', shown);
+        await auditPage(page, 'upi-page', shown);
         await page.setViewportSize({ width: 1280, height: 900 });
 
         await payInApp(simulator, true);
@@ -162,7 +141,7 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
         // No QR code and no app button: the request is in the customer's UPI app already.
         await expect(page.locator('.qr img').count()).resolves.toBe(0);
         await expect(page.locator('#open-app').count()).resolves.toBe(0);
-        await audit(page, 'upi-collect');
+        await auditPage(page, 'upi-collect');
         const simulator = await page
           .locator('a', { hasText: 'Open the sandbox UPI app' })
           .getAttribute('href');

@@ -99,3 +99,27 @@ export function overflowWidth(page: Page): Promise<number> {
     return view.document.documentElement.scrollWidth - view.innerWidth;
   });
 }
+
+/** Where the browser tests save their screenshots (docs/ copies the ones it shows). */
+export const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
+
+/**
+ * The page at 1280 and 375 px: a screenshot at each (`<name>-<width>.png`), axe-core with no serious
+ * or critical violation, nothing wider than the screen; `atWidth` checks more at each width.
+ */
+export async function auditPage(
+  page: Page,
+  name: string,
+  atWidth?: (width: number) => Promise<void>,
+): Promise<void> {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+    const violations = await axeViolations(page);
+    if (violations.length > 0) throw new Error(`${name} at ${width} px: ${violations.join('; ')}`);
+    const overflow = await overflowWidth(page);
+    if (overflow > 0) throw new Error(`${name} is ${overflow} px wider than ${width} px`);
+    await atWidth?.(width);
+  }
+}
