@@ -2,13 +2,14 @@ import path from 'node:path';
 import { type LoadOptions, type Measured, measure } from './load.js';
 import { freePort, processTreeCpuSeconds, ROOT, startProcess } from './processes.js';
 import type { BaselineName, Scenario } from './scenarios.js';
-import { ORDER_BODY, pick } from './scenarios.js';
+import { ORDER_BODY, pageToken, paymentBody, pick } from './scenarios.js';
 
 export const BASELINE_DESCRIPTIONS: Record<BaselineName, string> = {
   insert: 'bare Fastify, same body schema, one INSERT … RETURNING with pg',
   select: 'bare Fastify, one SELECT by primary key with pg',
   page: 'bare Fastify, one SELECT … ORDER BY id DESC LIMIT 11 with pg',
   cached: 'bare Fastify, a JSON reply serialised once and cached',
+  chain: 'bare Fastify, the five requests of a charge with the minimum SQL (two transactions) with pg',
 };
 
 const SEEDED = Array.from({ length: 1_000 }, (_, i) => `b_${String(i + 1).padStart(6, '0')}`);
@@ -27,6 +28,42 @@ const BASELINE_SCENARIOS: Record<BaselineName, Scenario> = {
   },
   page: { name: 'page', baseline: 'page', steps: [{ method: 'GET', path: '/orders' }] },
   cached: { name: 'cached', baseline: 'cached', steps: [{ method: 'GET', path: '/methods' }] },
+  chain: {
+    name: 'chain',
+    baseline: 'chain',
+    steps: [
+      {
+        method: 'POST',
+        path: '/chain/orders',
+        body: ORDER_BODY,
+        capture: (body, vars) => {
+          vars.order = body.data.id;
+        },
+      },
+      {
+        method: 'POST',
+        path: '/chain/payments',
+        body: (_fixtures, vars) => paymentBody(vars.order ?? 'order_missing', 'netbanking'),
+        capture: (body, vars) => {
+          vars.payment = body.payment_id;
+        },
+      },
+      {
+        method: 'GET',
+        path: (_fixtures, vars) => `/chain/payments/${vars.payment}/authentication`,
+        capture: (html, vars) => {
+          vars.token = pageToken(html) ?? '';
+        },
+      },
+      {
+        method: 'POST',
+        path: (_fixtures, vars) => `/chain/payments/${vars.payment}/authentication`,
+        encoding: 'form',
+        body: (_fixtures, vars) => ({ token: vars.token ?? '', choice: 'success' }),
+      },
+      { method: 'GET', path: (_fixtures, vars) => `/chain/payments/${vars.payment}` },
+    ],
+  },
 };
 
 export async function runBaselines(options: {
@@ -53,7 +90,7 @@ export async function runBaselines(options: {
   );
   const results: Array<Measured & { name: BaselineName }> = [];
   try {
-    for (const name of ['insert', 'select', 'page', 'cached'] as const) {
+    for (const name of ['insert', 'select', 'page', 'cached', 'chain'] as const) {
       if (!options.names.has(name)) continue;
       process.stdout.write(`  baseline ${name}…\n`);
       const measured = await measure(
