@@ -2,7 +2,7 @@ import path from 'node:path';
 import { type LoadOptions, type Measured, measure } from './load.js';
 import { freePort, processTreeCpuSeconds, ROOT, startProcess } from './processes.js';
 import type { BaselineName, Scenario } from './scenarios.js';
-import { ORDER_BODY, pageToken, paymentBody, pick } from './scenarios.js';
+import { chargeSteps, ORDER_BODY, pick } from './scenarios.js';
 
 export const BASELINE_DESCRIPTIONS: Record<BaselineName, string> = {
   insert: 'bare Fastify, same body schema, one INSERT … RETURNING with pg',
@@ -31,38 +31,12 @@ const BASELINE_SCENARIOS: Record<BaselineName, Scenario> = {
   chain: {
     name: 'chain',
     baseline: 'chain',
-    steps: [
-      {
-        method: 'POST',
-        path: '/chain/orders',
-        body: ORDER_BODY,
-        capture: (body, vars) => {
-          vars.order = body.data.id;
-        },
-      },
-      {
-        method: 'POST',
-        path: '/chain/payments',
-        body: (_fixtures, vars) => paymentBody(vars.order ?? 'order_missing', 'netbanking'),
-        capture: (body, vars) => {
-          vars.payment = body.payment_id;
-        },
-      },
-      {
-        method: 'GET',
-        path: (_fixtures, vars) => `/chain/payments/${vars.payment}/authentication`,
-        capture: (html, vars) => {
-          vars.token = pageToken(html) ?? '';
-        },
-      },
-      {
-        method: 'POST',
-        path: (_fixtures, vars) => `/chain/payments/${vars.payment}/authentication`,
-        encoding: 'form',
-        body: (_fixtures, vars) => ({ token: vars.token ?? '', choice: 'success' }),
-      },
-      { method: 'GET', path: (_fixtures, vars) => `/chain/payments/${vars.payment}` },
-    ],
+    steps: chargeSteps({
+      orders: '/chain/orders',
+      payments: '/chain/payments',
+      page: (payment) => `/chain/payments/${payment}/authentication`,
+      payment: (payment) => `/chain/payments/${payment}`,
+    }),
   },
 };
 

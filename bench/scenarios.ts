@@ -108,6 +108,51 @@ export const FIXTURES: Record<FixtureName, FixtureSpec> = {
   },
 };
 
+/**
+ * The five requests of a charge (create the order, start the payment, open the page, choose
+ * success, fetch the payment) at the given addresses: Kosh's, or the bare chain's
+ * (bench/baseline-server.ts, `registerChain`), so both walk the same steps.
+ */
+export function chargeSteps(at: {
+  orders: string;
+  payments: string;
+  page: (payment: string | undefined) => string;
+  payment: (payment: string | undefined) => string;
+}): Step[] {
+  return [
+    {
+      method: 'POST',
+      path: at.orders,
+      body: ORDER_BODY,
+      capture: (body, vars) => {
+        vars.order = body.data.id;
+      },
+    },
+    {
+      method: 'POST',
+      path: at.payments,
+      body: (_fixtures, vars) => paymentBody(vars.order ?? 'order_missing', 'netbanking'),
+      capture: (body, vars) => {
+        vars.payment = body.payment_id;
+      },
+    },
+    {
+      method: 'GET',
+      path: (_fixtures, vars) => at.page(vars.payment),
+      capture: (html, vars) => {
+        vars.token = pageToken(html) ?? '';
+      },
+    },
+    {
+      method: 'POST',
+      path: (_fixtures, vars) => at.page(vars.payment),
+      encoding: 'form',
+      body: (_fixtures, vars) => ({ token: vars.token ?? '', choice: 'success' }),
+    },
+    { method: 'GET', path: (_fixtures, vars) => at.payment(vars.payment) },
+  ];
+}
+
 export const SCENARIOS: Scenario[] = [
   {
     name: 'create order',
@@ -204,38 +249,12 @@ export const SCENARIOS: Scenario[] = [
     // five-step chain over the same requests (bench/baseline-server.ts, `registerChain`).
     name: 'whole charge (5 requests)',
     baseline: 'chain',
-    steps: [
-      {
-        method: 'POST',
-        path: '/v1/orders/',
-        body: ORDER_BODY,
-        capture: (body, vars) => {
-          vars.order = body.data.id;
-        },
-      },
-      {
-        method: 'POST',
-        path: '/v1/payments/create/s2s/',
-        body: (_fixtures, vars) => paymentBody(vars.order ?? 'order_missing', 'netbanking'),
-        capture: (body, vars) => {
-          vars.payment = body.payment_id;
-        },
-      },
-      {
-        method: 'GET',
-        path: (_fixtures, vars) => `/v1/payments/${vars.payment}/authentication/`,
-        capture: (html, vars) => {
-          vars.token = pageToken(html) ?? '';
-        },
-      },
-      {
-        method: 'POST',
-        path: (_fixtures, vars) => `/v1/payments/${vars.payment}/authentication/`,
-        encoding: 'form',
-        body: (_fixtures, vars) => ({ token: vars.token ?? '', choice: 'success' }),
-      },
-      { method: 'GET', path: (_fixtures, vars) => `/v1/payments/${vars.payment}/` },
-    ],
+    steps: chargeSteps({
+      orders: '/v1/orders/',
+      payments: '/v1/payments/create/s2s/',
+      page: (payment) => `/v1/payments/${payment}/authentication/`,
+      payment: (payment) => `/v1/payments/${payment}/`,
+    }),
   },
 ];
 
