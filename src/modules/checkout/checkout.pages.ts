@@ -46,7 +46,7 @@ function run(){var t=q.value.trim().toLowerCase();var shown=0;items.forEach(func
 none.hidden=shown>0;[].slice.call(document.querySelectorAll('#banks .group')).forEach(function(g){g.hidden=!g.querySelector('li:not([hidden])');});}
 q.addEventListener('input',run);f.addEventListener('submit',function(e){e.preventDefault();run();});run();})();`;
 
-function document(title: string, nonce: string, body: string, script?: string): string {
+function checkoutDocument(title: string, nonce: string, body: string, script?: string): string {
   return nonceDocument({ title, nonce, body, style: STYLE, ...(script ? { script } : {}) });
 }
 
@@ -212,7 +212,7 @@ ${header(view.merchantName, amount, null, false)}
 <h2>This payment link has expired</h2>
 <p>Nothing was charged through it. Go back to ${escapeHtml(view.merchantName)} to pay again.</p>
 </main>`;
-    return { status: 410, html: document('Payment link expired', nonce, body), formTargets: [] };
+    return { status: 410, html: checkoutDocument('Payment link expired', nonce, body), formTargets: [] };
   }
   const body = renderOpen(view, nonce, selfUrl, {
     form: options.form ?? {},
@@ -221,7 +221,12 @@ ${header(view.merchantName, amount, null, false)}
   });
   return {
     status: options.status ?? 200,
-    html: document(`Pay ${amount} to ${view.merchantName}`, nonce, body, view.banks ? SCRIPT : undefined),
+    html: checkoutDocument(
+      `Pay ${amount} to ${view.merchantName}`,
+      nonce,
+      body,
+      view.banks ? SCRIPT : undefined,
+    ),
     formTargets: [],
   };
 }
@@ -240,7 +245,7 @@ export function renderStarted(step: StartedStep, nonce: string): Page {
 </main>`;
   return {
     status: 200,
-    html: document(
+    html: checkoutDocument(
       `Taking you to your ${step.label}`,
       nonce,
       body,
@@ -254,5 +259,5 @@ export function renderStarted(step: StartedStep, nonce: string): Page {
 export function renderCheckoutError(status: number, message: string, nonce: string): Page {
   const title = status === 404 ? 'Payment link not found' : 'Payment page unavailable';
   const body = `<main><h1>${title}</h1><p>${escapeHtml(message)}</p></main>`;
-  return { status, html: document(title, nonce, body), formTargets: [] };
+  return { status, html: checkoutDocument(title, nonce, body), formTargets: [] };
 }
