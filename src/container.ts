@@ -14,6 +14,8 @@ import { createIdGenerator, type IdGenerator } from './domain/ids.js';
 import { createLogger } from './log.js';
 import { createAccountsRepo } from './modules/accounts/accounts.repo.js';
 import {
+  type AccountCache,
+  createAccountCache,
   createAccountsService,
   createKeyCache,
   KEY_CHANNEL,
@@ -114,7 +116,7 @@ interface Shared {
   pepper: string;
   resolver: Resolver;
   connectors: ConnectorDirectory;
-  caches: { methods: MethodsCache; keys: KeyCache };
+  caches: { methods: MethodsCache; keys: KeyCache; accounts: AccountCache };
   repos: Repos;
   log: Logger;
   keyring: KeyRing;
@@ -161,6 +163,7 @@ function wireServices(db: Db, shared: Shared) {
     methods,
     pepper,
     keyCache: caches.keys,
+    accountCache: caches.accounts,
     clock,
   });
   const events = createEventsService({ db, repo: repos.events, ids, clock });
@@ -379,6 +382,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       caches: {
         methods: createMethodsCache(config.methodsCacheTtlMs),
         keys: createKeyCache(config.keyCacheTtlMs),
+        accounts: createAccountCache(config.keyCacheTtlMs),
       },
       repos,
       log,
@@ -386,11 +390,15 @@ export async function createContainer(config: Config, options: ContainerOptions 
       failpoints: createFailpoints(config.failpoints),
     };
     // Other processes' key revocations, rolls and account status changes drop this process's
-    // cached keys at once (PostgreSQL NOTIFY); a lost listening connection drops them all.
-    const keys = shared.caches.keys;
+    // cached keys and accounts at once (PostgreSQL NOTIFY); a lost listening connection drops them all.
+    const { keys, accounts } = shared.caches;
+    const forgetAll = () => {
+      keys.clear();
+      accounts.clear();
+    };
     const unlisten = await db.listen?.(KEY_CHANNEL, {
-      message: (apiKey) => (apiKey === '*' ? keys.clear() : keys.delete(apiKey)),
-      reconnected: () => keys.clear(),
+      message: (apiKey) => (apiKey === '*' ? forgetAll() : keys.delete(apiKey)),
+      reconnected: forgetAll,
     });
     // Secrets stored before they were encrypted (an upgrade) are encrypted now.
     const sealed = await sealSecrets(db, keyring, { rotate: false });

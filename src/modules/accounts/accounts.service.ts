@@ -49,6 +49,16 @@ export function createKeyCache(ttlMs: number): KeyCache {
   return new TtlCache(ttlMs, 10_000);
 }
 
+/**
+ * Account rows by id, for the pages and checks that read them on every request (the merchant's
+ * name on a payment page). Dropped with the keys: every account write says '*' on KEY_CHANNEL.
+ */
+export type AccountCache = TtlCache<AccountRow>;
+
+export function createAccountCache(ttlMs: number): AccountCache {
+  return new TtlCache(ttlMs, 10_000);
+}
+
 /** The principal of a key whose secret matched; undefined when the key no longer works. */
 function principalOf(row: KeyRow, now: Date): Principal | undefined {
   if (row.revoked_at !== null) return undefined;
@@ -79,10 +89,11 @@ export function createAccountsService(deps: {
   methods: MethodsService;
   pepper: string;
   keyCache: KeyCache;
+  accountCache: AccountCache;
   clock: Clock;
 }) {
   const { db, repo, ids, methods, pepper, clock } = deps;
-  const { keyCache } = deps;
+  const { keyCache, accountCache } = deps;
 
   async function createAccount(tx: Queryable, input: NewAccount): Promise<AccountRow> {
     const account = await repo.insertAccount(tx, {
@@ -118,8 +129,10 @@ export function createAccountsService(deps: {
    * it when it commits.
    */
   async function forgetKeys(apiKey: string, handle: Queryable = db): Promise<void> {
-    if (apiKey === '*') keyCache.clear();
-    else keyCache.delete(apiKey);
+    if (apiKey === '*') {
+      keyCache.clear();
+      accountCache.clear();
+    } else keyCache.delete(apiKey);
     await handle.query(`SELECT pg_notify('${KEY_CHANNEL}', $1)`, [apiKey]);
   }
 
@@ -201,8 +214,11 @@ export function createAccountsService(deps: {
     },
 
     async getAccount(accountId: string): Promise<AccountRow> {
+      const cached = accountCache.get(accountId);
+      if (cached) return cached;
       const account = await repo.findAccount(db, accountId);
       if (!account) throw notFound('account', accountId);
+      accountCache.set(accountId, account);
       return account;
     },
 
