@@ -127,6 +127,15 @@ export interface ProviderFacts {
   data?: Record<string, unknown>;
 }
 
+const FIND_BY_ID = {
+  name: 'payments_find_by_id',
+  text: `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1`,
+};
+const FIND_BY_ID_FOR_UPDATE = {
+  name: 'payments_find_by_id_for_update',
+  text: `${FIND_BY_ID.text} FOR UPDATE`,
+};
+
 export function createPaymentsRepo() {
   return {
     ...paymentQueueQueries(),
@@ -200,7 +209,10 @@ export function createPaymentsRepo() {
     /** Tenant-scoped: another account's or mode's payment is not found. */
     async find(db: Queryable, accountId: string, mode: Mode, id: string): Promise<PaymentRow | undefined> {
       const [row] = await db.query<PaymentRow>(
-        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3`,
+        {
+          name: 'payments_find',
+          text: `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3`,
+        },
         [id, accountId, mode],
       );
       return row;
@@ -211,10 +223,7 @@ export function createPaymentsRepo() {
      * `lock` takes the row lock, so that outcomes applied at once (a webhook and a return) take turns.
      */
     async findById(db: Queryable, id: string, lock = false): Promise<PaymentRow | undefined> {
-      const [row] = await db.query<PaymentRow>(
-        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-        [id],
-      );
+      const [row] = await db.query<PaymentRow>(lock ? FIND_BY_ID_FOR_UPDATE : FIND_BY_ID, [id]);
       return row;
     },
 
@@ -311,7 +320,9 @@ export function createPaymentsRepo() {
      */
     async changeStatus(tx: Queryable, change: StatusChange): Promise<PaymentRow | undefined> {
       const [row] = await tx.query<PaymentRow>(
-        `UPDATE payments
+        {
+          name: 'payments_change_status',
+          text: `UPDATE payments
             SET status = $3, error_code = $4, error_reason = $5, updated_at = $6,
                 captured_at = CASE WHEN $3 = 'captured' THEN $6 ELSE captured_at END,
                 authorised_at = CASE WHEN $3 = 'captured' THEN coalesce(authorised_at, $6) ELSE authorised_at END,
@@ -321,6 +332,7 @@ export function createPaymentsRepo() {
                 next_sync_at = CASE WHEN $9::boolean THEN $10::timestamptz ELSE next_sync_at END
           WHERE id = $1 AND status = $2 AND ($7::bytea IS NULL OR auth_token_hash = $7)
           RETURNING ${PAYMENT_COLUMNS}`,
+        },
         [
           change.id,
           change.from,
@@ -350,7 +362,9 @@ export function createPaymentsRepo() {
       at: Date,
     ): Promise<PaymentRow | undefined> {
       const [row] = await tx.query<PaymentRow>(
-        `UPDATE payments
+        {
+          name: 'payments_record_facts',
+          text: `UPDATE payments
             SET provider_status = coalesce($3, provider_status), provider_reference = coalesce($4, provider_reference),
                 bank_reference = coalesce($5, bank_reference), fee = coalesce($6, fee), tax = coalesce($7, tax),
                 provider_data = provider_data || $8::jsonb, next_sync_at = $9,
@@ -358,6 +372,7 @@ export function createPaymentsRepo() {
                 upi_payer_vpa = coalesce($12, upi_payer_vpa)
           WHERE id = $1 AND status = $2
           RETURNING ${PAYMENT_COLUMNS}`,
+        },
         [
           id,
           status,
@@ -405,15 +420,24 @@ export function createPaymentsRepo() {
       return rows.length === 1;
     },
 
-    async returnSigningSecret(db: Queryable, accountId: string, mode: Mode, fresh: string): Promise<string> {
+    /** The account's secret for the mode; the first use stores `fresh()` (a racing first use loses). */
+    async returnSigningSecret(
+      db: Queryable,
+      accountId: string,
+      mode: Mode,
+      fresh: () => string,
+    ): Promise<string> {
+      const select = 'SELECT secret FROM return_signing_secrets WHERE account_id = $1 AND mode = $2';
+      const [found] = await db.query<{ secret: string }>(select, [accountId, mode]);
+      if (found) return found.secret;
       await db.query(
-        `INSERT INTO return_signing_secrets (account_id, mode, secret) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [accountId, mode, fresh],
+        {
+          name: 'payments_set_token',
+          text: `INSERT INTO return_signing_secrets (account_id, mode, secret) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+        },
+        [accountId, mode, fresh()],
       );
-      const [row] = await db.query<{ secret: string }>(
-        'SELECT secret FROM return_signing_secrets WHERE account_id = $1 AND mode = $2',
-        [accountId, mode],
-      );
+      const [row] = await db.query<{ secret: string }>(select, [accountId, mode]);
       return row!.secret;
     },
   };

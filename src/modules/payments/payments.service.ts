@@ -139,6 +139,9 @@ export function createPaymentsService(deps: {
 }) {
   const { db, repo, ids, clock, orders, methods, connectors, initiation, publicUrl, keyring } = deps;
   const bankUsageCache = new TtlCache<Map<string, number>>(5 * 60_000, 10_000, () => clock.now().getTime());
+  // A return-signing secret never changes once made (re-encryption under a new key changes only how
+  // it is stored), so a process may keep what it read; the bound keeps memory flat.
+  const returnSecrets = new TtlCache<string>(60 * 60_000, 10_000);
 
   return {
     /**
@@ -353,8 +356,14 @@ export function createPaymentsService(deps: {
     async returnSigningSecret(accountId: string, mode: Scope['mode']): Promise<string> {
       // Stored encrypted, bound to the account and mode; the first use makes it.
       const context = `return_signing_secret:${accountId}:${mode}`;
-      const fresh = keyring.encrypt(`rss_${randomBytes(32).toString('base64url')}`, context);
-      return keyring.reveal(await repo.returnSigningSecret(db, accountId, mode, fresh), context);
+      const cached = returnSecrets.get(context);
+      if (cached) return cached;
+      const stored = await repo.returnSigningSecret(db, accountId, mode, () =>
+        keyring.encrypt(`rss_${randomBytes(32).toString('base64url')}`, context),
+      );
+      const secret = keyring.reveal(stored, context);
+      returnSecrets.set(context, secret);
+      return secret;
     },
   };
 }
