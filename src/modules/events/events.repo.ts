@@ -13,17 +13,37 @@ export interface EventRow {
 
 const COLUMNS = 'id, account_id, mode, type, payload, created_at';
 
+export interface NewEvent {
+  id: string;
+  accountId: string;
+  mode: Mode;
+  type: string;
+  payload: object;
+  createdAt: Date;
+}
+
 export function createEventsRepo() {
   return {
-    async insert(
-      tx: Queryable,
-      event: { id: string; accountId: string; mode: Mode; type: string; payload: object; createdAt: Date },
-    ): Promise<EventRow> {
-      const [row] = await tx.query<EventRow>(
-        `INSERT INTO events (id, account_id, mode, type, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-        [event.id, event.accountId, event.mode, event.type, event.payload, event.createdAt],
+    /** The events in one statement, in the order given (their ids ascend in that order). */
+    async insert(tx: Queryable, events: NewEvent[]): Promise<EventRow[]> {
+      const rows = events.map(
+        (_, at) =>
+          `($${at * 6 + 1}, $${at * 6 + 2}, $${at * 6 + 3}, $${at * 6 + 4}, $${at * 6 + 5}, $${at * 6 + 6})`,
       );
-      return row!;
+      return tx.query<EventRow>(
+        {
+          name: `events_insert_${events.length}`,
+          text: `INSERT INTO events (id, account_id, mode, type, payload, created_at) VALUES ${rows.join(', ')} RETURNING ${COLUMNS}`,
+        },
+        events.flatMap((event) => [
+          event.id,
+          event.accountId,
+          event.mode,
+          event.type,
+          event.payload,
+          event.createdAt,
+        ]),
+      );
     },
 
     async find(db: Queryable, accountId: string, mode: Mode, id: string): Promise<EventRow | undefined> {

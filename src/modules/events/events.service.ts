@@ -43,22 +43,34 @@ export function toEvent(row: EventRow): Event {
   };
 }
 
+type NewEventOf = { accountId: string; mode: Mode; type: EventType; data: Record<string, unknown> };
+
 export function createEventsService(deps: { db: Db; repo: EventsRepo; ids: IdGenerator; clock: Clock }) {
   const { db, repo, ids, clock } = deps;
-  return {
-    async record(
-      tx: Queryable,
-      event: { accountId: string; mode: Mode; type: EventType; data: Record<string, unknown> },
-    ): Promise<EventRow> {
-      return repo.insert(tx, {
+
+  /** Several events of one change, in one statement, in the order given. */
+  async function recordAll(tx: Queryable, events: NewEventOf[]): Promise<EventRow[]> {
+    const createdAt = clock.now();
+    return repo.insert(
+      tx,
+      events.map((event) => ({
         id: ids.next('evt'),
         accountId: event.accountId,
         mode: event.mode,
         type: event.type,
         payload: event.data,
-        createdAt: clock.now(),
-      });
+        createdAt,
+      })),
+    );
+  }
+
+  return {
+    async record(tx: Queryable, event: NewEventOf): Promise<EventRow> {
+      const [row] = await recordAll(tx, [event]);
+      return row!;
     },
+
+    recordAll,
 
     async get(scope: Scope, id: string, on: Queryable = db): Promise<Event> {
       const row = looksLikeId('evt', id) ? await repo.find(on, scope.accountId, scope.mode, id) : undefined;

@@ -66,9 +66,10 @@ export function createPaymentStates(deps: {
     const current =
       order ?? (await orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, false));
     const data = { payment: toPayment(payment), order: current ? toOrder(current) : null };
-    for (const type of types) {
-      await events.record(tx, { accountId: payment.account_id, mode: payment.mode, type, data });
-    }
+    await events.recordAll(
+      tx,
+      types.map((type) => ({ accountId: payment.account_id, mode: payment.mode, type, data })),
+    );
   }
 
   /**
