@@ -20,6 +20,16 @@ const FIND: PreparedStatement = {
   name: 'orders_find',
   text: `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2 AND mode = $3`,
 };
+const FIND_FOR_UPDATE: PreparedStatement = {
+  name: 'orders_find_for_update',
+  text: `${FIND.text} FOR UPDATE`,
+};
+const CHANGE_STATUS: PreparedStatement = {
+  name: 'orders_change_status',
+  text: `UPDATE orders SET status = $4, amount_paid = $5, return_url = coalesce($6, return_url), bank_details = $7, updated_at = $8
+          WHERE id = $1 AND account_id = $2 AND mode = $3 AND status = $9
+          RETURNING ${COLUMNS}`,
+};
 const LIST_FIRST: PreparedStatement = {
   name: 'orders_list_first',
   text: `SELECT ${COLUMNS} FROM orders WHERE account_id = $1 AND mode = $2 ORDER BY id DESC LIMIT $3`,
@@ -169,12 +179,7 @@ export function createOrdersRepo() {
       id: string,
       forUpdate = false,
     ): Promise<OrderRow | undefined> {
-      const [row] = await db.query<OrderRow>(
-        forUpdate
-          ? `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND account_id = $2 AND mode = $3 FOR UPDATE`
-          : FIND,
-        [id, accountId, mode],
-      );
+      const [row] = await db.query<OrderRow>(forUpdate ? FIND_FOR_UPDATE : FIND, [id, accountId, mode]);
       return row;
     },
 
@@ -193,22 +198,17 @@ export function createOrdersRepo() {
         updatedAt: Date;
       },
     ): Promise<OrderRow | undefined> {
-      const [row] = await tx.query<OrderRow>(
-        `UPDATE orders SET status = $4, amount_paid = $5, return_url = coalesce($6, return_url), bank_details = $7, updated_at = $8
-          WHERE id = $1 AND account_id = $2 AND mode = $3 AND status = $9
-          RETURNING ${COLUMNS}`,
-        [
-          change.id,
-          change.accountId,
-          change.mode,
-          change.to,
-          change.amountPaid,
-          change.returnUrl,
-          change.bankDetails,
-          change.updatedAt,
-          change.from,
-        ],
-      );
+      const [row] = await tx.query<OrderRow>(CHANGE_STATUS, [
+        change.id,
+        change.accountId,
+        change.mode,
+        change.to,
+        change.amountPaid,
+        change.returnUrl,
+        change.bankDetails,
+        change.updatedAt,
+        change.from,
+      ]);
       return row;
     },
 

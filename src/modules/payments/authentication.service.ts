@@ -164,7 +164,8 @@ export function createAuthenticationService(deps: {
     try {
       const connector = await connectors.forPayment(pending);
       const answer = await connector.status(toConnectorPayment(pending, publicUrl));
-      await states.apply(pending.id, answer, { asked: false });
+      const applied = await states.apply(pending.id, answer, { asked: false });
+      if (applied) return applied;
     } catch (error) {
       if (error instanceof CallInTransactionError) throw error;
       // The choice is recorded; the reconciler reaches the same outcome. The customer goes back
