@@ -19,8 +19,14 @@ describeEachDatabase('the hosted checkout page', (harness) => {
   let merchant: TestAccount;
   const helpers = checkoutHelpers(harness);
   const page = (id: string, query = '') => harness().request('GET', `/checkout/${id}/${query}`);
-  const post = (id: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
-    harness().request('POST', `/checkout/${id}/`, { form, headers: { 'user-agent': DESKTOP, ...headers } });
+  // The test clock stands still: each choice is a millisecond later, so payments sort by created_at.
+  const post = (id: string, form: Record<string, string>, headers: Record<string, string> = {}) => {
+    harness().clock.advance(1);
+    return harness().request('POST', `/checkout/${id}/`, {
+      form,
+      headers: { 'user-agent': DESKTOP, ...headers },
+    });
+  };
   const paymentsOf = (sessionId: string) =>
     harness().container.db.query<{
       id: string;

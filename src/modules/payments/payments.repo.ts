@@ -5,7 +5,7 @@ import type { PaymentMethod, UpiFlow } from '../../domain/payment-methods.js';
 import type { Mode } from '../../domain/scope.js';
 import type { PaymentStatus } from './payment.transitions.js';
 import { paymentQueueQueries } from './payments.queues.repo.js';
-import { PAYMENT_COLUMNS, type PaymentRow } from './payments.row.js';
+import { PAYMENT_COLUMNS, type PaymentRow, type ProviderFacts, type StatusChange } from './payments.row.js';
 
 export { AUTOMATIC_REFUND_ATTEMPTS } from './payments.queues.repo.js';
 export type { PaymentRow };
@@ -99,33 +99,6 @@ const START_INSERT = {
     exists: 'SELECT 1 FROM payments WHERE id = $1 AND account_id = $2 AND mode = $3',
   },
 };
-
-/** The fields a status change may write besides the status itself. */
-export interface StatusChange {
-  id: string;
-  from: PaymentStatus;
-  to: PaymentStatus;
-  errorCode: string | null;
-  errorReason: string | null;
-  at: Date;
-  /** The authentication page's single-use token: must match, and is used up. */
-  tokenHash?: Buffer;
-  /** Merged into provider_data (the sandbox's recorded choice). */
-  providerData?: Record<string, unknown>;
-  /** Sets next_sync_at (null: nothing left to ask); left as it is when undefined. */
-  nextSyncAt?: Date | null;
-}
-
-/** What the provider said about a payment, recorded whatever its state (the reconciler's notes). */
-export interface ProviderFacts {
-  rawStatus?: string | null;
-  reference?: string | null;
-  bankReference?: string | null;
-  fee?: number | null;
-  tax?: number | null;
-  payerVpa?: string | null;
-  data?: Record<string, unknown>;
-}
 
 const FIND_BY_ID = {
   name: 'payments_find_by_id',
@@ -319,6 +292,7 @@ export function createPaymentsRepo() {
      * authentication token, which is cleared by the same update (so it works once).
      */
     async changeStatus(tx: Queryable, change: StatusChange): Promise<PaymentRow | undefined> {
+      const facts = change.facts?.facts;
       const [row] = await tx.query<PaymentRow>(
         {
           name: 'payments_change_status',
@@ -329,7 +303,11 @@ export function createPaymentsRepo() {
                 pending_at = CASE WHEN $3 = 'pending' THEN $6 ELSE pending_at END,
                 auth_token_hash = CASE WHEN $7::bytea IS NULL THEN auth_token_hash ELSE NULL END,
                 provider_data = provider_data || $8::jsonb,
-                next_sync_at = CASE WHEN $9::boolean THEN $10::timestamptz ELSE next_sync_at END
+                next_sync_at = CASE WHEN $9::boolean THEN $10::timestamptz ELSE next_sync_at END,
+                provider_status = coalesce($11, provider_status), provider_reference = coalesce($12, provider_reference),
+                bank_reference = coalesce($13, bank_reference), fee = coalesce($14, fee), tax = coalesce($15, tax),
+                upi_payer_vpa = coalesce($16, upi_payer_vpa),
+                sync_attempts = sync_attempts + CASE WHEN $17::boolean THEN 1 ELSE 0 END
           WHERE id = $1 AND status = $2 AND ($7::bytea IS NULL OR auth_token_hash = $7)
           RETURNING ${PAYMENT_COLUMNS}`,
         },
@@ -341,9 +319,16 @@ export function createPaymentsRepo() {
           change.errorReason,
           change.at,
           change.tokenHash ?? null,
-          change.providerData ?? {},
+          { ...change.providerData, ...facts?.data },
           change.nextSyncAt !== undefined,
           change.nextSyncAt ?? null,
+          facts?.rawStatus ?? null,
+          facts?.reference ?? null,
+          facts?.bankReference ?? null,
+          facts?.fee ?? null,
+          facts?.tax ?? null,
+          facts?.payerVpa ?? null,
+          change.facts?.asked ?? false,
         ],
       );
       return row;
@@ -414,7 +399,10 @@ export function createPaymentsRepo() {
     /** A fresh authentication token for a payment still waiting for its customer. */
     async setTokenHash(db: Queryable, id: string, tokenHash: Buffer): Promise<boolean> {
       const rows = await db.query(
-        `UPDATE payments SET auth_token_hash = $2 WHERE id = $1 AND status = 'created' RETURNING id`,
+        {
+          name: 'payments_set_token',
+          text: `UPDATE payments SET auth_token_hash = $2 WHERE id = $1 AND status = 'created' RETURNING id`,
+        },
         [id, tokenHash],
       );
       return rows.length === 1;
@@ -431,10 +419,7 @@ export function createPaymentsRepo() {
       const [found] = await db.query<{ secret: string }>(select, [accountId, mode]);
       if (found) return found.secret;
       await db.query(
-        {
-          name: 'payments_set_token',
-          text: `INSERT INTO return_signing_secrets (account_id, mode, secret) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        },
+        `INSERT INTO return_signing_secrets (account_id, mode, secret) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
         [accountId, mode, fresh()],
       );
       const [row] = await db.query<{ secret: string }>(select, [accountId, mode]);

@@ -56,3 +56,35 @@ export const PAYMENT_COLUMNS = `id, account_id, mode, order_id, amount, currency
   provider_status, provider_next, provider_data, bank_reference, fee, tax, error_code, error_reason, created_at,
   updated_at, captured_at, pending_at, authorised_at, refund_due, amount_refunded, sync_attempts, next_sync_at,
   upi_flow, upi_vpa, upi_payer_vpa, expires_at, checkout_session_id`;
+
+/** The fields a status change may write besides the status itself. */
+export interface StatusChange {
+  id: string;
+  from: PaymentStatus;
+  to: PaymentStatus;
+  errorCode: string | null;
+  errorReason: string | null;
+  at: Date;
+  /** The authentication page's single-use token: must match, and is used up. */
+  tokenHash?: Buffer;
+  /** Merged into provider_data (the sandbox's recorded choice). */
+  providerData?: Record<string, unknown>;
+  /** Sets next_sync_at (null: nothing left to ask); left as it is when undefined. */
+  nextSyncAt?: Date | null;
+  /**
+   * What the provider said, recorded by the same update (as `recordProviderFacts` would);
+   * `asked` counts the ask towards the backoff.
+   */
+  facts?: { facts: ProviderFacts; asked: boolean };
+}
+
+/** What the provider said about a payment, recorded whatever its state (the reconciler's notes). */
+export interface ProviderFacts {
+  rawStatus?: string | null;
+  reference?: string | null;
+  bankReference?: string | null;
+  fee?: number | null;
+  tax?: number | null;
+  payerVpa?: string | null;
+  data?: Record<string, unknown>;
+}

@@ -10,7 +10,8 @@ import type { OrdersService } from '../orders/orders.service.js';
 import { toOrder } from '../orders/orders.service.js';
 import { type PaymentTrigger, paymentTransition } from './payment.transitions.js';
 import { bankDetailsOf, toPayment } from './payments.model.js';
-import type { PaymentRow, PaymentsRepo, StatusChange } from './payments.repo.js';
+import type { PaymentsRepo } from './payments.repo.js';
+import type { PaymentRow, ProviderFacts, StatusChange } from './payments.row.js';
 import { deadlineOf, nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
 
 export interface MoveOptions {
@@ -20,6 +21,11 @@ export interface MoveOptions {
   tokenHash?: Buffer;
   providerData?: Record<string, unknown>;
   nextSyncAt?: Date | null;
+  /**
+   * A provider's answer recorded by the move itself, with when to ask next computed for the state
+   * it moves to (`apply`: one update instead of a move and a note).
+   */
+  facts?: { facts: ProviderFacts; asked: boolean; attempts: number };
 }
 
 export const ORDER_PAID_ELSEWHERE = {
@@ -95,6 +101,16 @@ export function createPaymentStates(deps: {
     trigger: PaymentTrigger,
     options: MoveOptions = {},
   ): Promise<PaymentRow | undefined> {
+    return (await moveRecording(tx, payment, trigger, options)).row;
+  }
+
+  /** `move`, saying whether its update also recorded `options.facts`. */
+  async function moveRecording(
+    tx: Queryable,
+    payment: PaymentRow,
+    trigger: PaymentTrigger,
+    options: MoveOptions,
+  ): Promise<{ row: PaymentRow | undefined; factsRecorded: boolean }> {
     const transition = paymentTransition(payment.status, trigger);
     if (!transition) {
       throw new KoshError('state_conflict', `A ${payment.status} payment cannot move on '${trigger}'.`);
@@ -104,22 +120,36 @@ export function createPaymentStates(deps: {
       // The order's row lock makes captures on one order take turns; the unique index is the backstop.
       order = await orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, true);
       if (!order) throw new KoshError('state_conflict', 'The payment has no order.');
-      if (order.status === 'paid') return refuseAuthorisation(tx, payment);
+      if (order.status === 'paid')
+        return { row: await refuseAuthorisation(tx, payment), factsRecorded: false };
     }
     const failed = transition.to === 'failed';
+    const at = clock.now();
+    const errorCode = failed ? (options.errorCode ?? 'payment_failed') : null;
     const change: StatusChange = {
       id: payment.id,
       from: transition.from,
       to: transition.to,
-      errorCode: failed ? (options.errorCode ?? 'payment_failed') : null,
+      errorCode,
       errorReason: failed ? (options.errorReason ?? 'The payment failed.') : null,
-      at: clock.now(),
+      at,
       tokenHash: options.tokenHash,
       providerData: options.providerData,
       nextSyncAt: options.nextSyncAt,
     };
+    if (options.facts) {
+      // The schedule of the payment as this update leaves it (what recordProviderFacts would see).
+      const moved = {
+        ...payment,
+        status: transition.to,
+        error_code: errorCode,
+        pending_at: transition.to === 'pending' ? at : payment.pending_at,
+      };
+      change.facts = options.facts;
+      change.nextSyncAt = nextSyncAt(moved, options.facts.attempts, at, deadlines);
+    }
     const updated = await repo.changeStatus(tx, change);
-    if (!updated) return undefined;
+    if (!updated) return { row: undefined, factsRecorded: false };
 
     if (order) {
       const to = orderTransition(order.status, 'paid');
@@ -140,7 +170,7 @@ export function createPaymentStates(deps: {
       transition.capturesOrder ? [transition.event, 'order.paid'] : [transition.event],
       order,
     );
-    return updated;
+    return { row: updated, factsRecorded: options.facts !== undefined };
   }
 
   /** The move a provider's answer implies for a payment in its current state, if any. */
@@ -209,22 +239,32 @@ export function createPaymentStates(deps: {
       ? answer
       : { outcome: 'unknown', reason: 'mismatch' };
     const decided = triggerFor(payment, result, now);
-    let current = payment;
-    if (decided) current = (await move(tx, payment, decided.trigger, decided.options)) ?? payment;
     const attempts = payment.sync_attempts + (options.asked ? 1 : 0);
+    const facts: ProviderFacts = {
+      rawStatus: result.rawStatus,
+      reference: result.reference,
+      bankReference: result.bankReference,
+      payerVpa: result.payerVpa,
+      fee: result.fee,
+      tax: result.tax,
+      data: result.data,
+    };
+    let current = payment;
+    if (decided) {
+      const moved = await moveRecording(tx, payment, decided.trigger, {
+        ...decided.options,
+        facts: { facts, asked: options.asked, attempts },
+      });
+      // The move's own update recorded the facts, unless the order was paid by another payment
+      // (refused: moved without them) or the payment had moved on.
+      if (moved.factsRecorded) return moved.row;
+      current = moved.row ?? payment;
+    }
     const noted = await repo.recordProviderFacts(
       tx,
       current.id,
       current.status,
-      {
-        rawStatus: result.rawStatus,
-        reference: result.reference,
-        bankReference: result.bankReference,
-        payerVpa: result.payerVpa,
-        fee: result.fee,
-        tax: result.tax,
-        data: result.data,
-      },
+      facts,
       { nextSyncAt: nextSyncAt(current, attempts, now, deadlines), asked: options.asked },
       now,
     );
