@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDatabase } from '../helpers/harness.js';
+import { choose, createOrder, createPayment, openPage, returnFields } from '../helpers/payments.js';
 
 // The performance work on the hot path (prepared statements, cached methods JSON, one log line per
 // request) must not change what callers see.
@@ -73,6 +74,66 @@ describeEachDatabase('hot path', (harness) => {
     }
     // Newest first by id (the test clock stands still, so ids of one millisecond order by their random part).
     expect(seen).toEqual([...created].sort().reverse());
+  });
+
+  it('runs a whole sandbox charge in 18 prepared round trips, none of them reading the account', async () => {
+    const merchant = await harness().merchant();
+    const { queries } = harness();
+    const charge = async () => {
+      const trips: string[][] = [];
+      const step = async <T>(work: () => Promise<T>): Promise<T> => {
+        queries.reset();
+        const result = await work();
+        trips.push(queries.trips.map((trip) => trip.prepared ?? trip.text));
+        return result;
+      };
+      const orderId = await step(() => createOrder(harness(), merchant));
+      const { paymentId } = await step(() => createPayment(harness(), merchant, {}, orderId));
+      const token = await step(() => openPage(harness(), paymentId));
+      const returned = await step(() => choose(harness(), paymentId, token, 'success'));
+      expect(returned.statusCode).toBe(200);
+      expect(returnFields(returned.body)).toMatchObject({ payment_id: paymentId, status: 'captured' });
+      const fetched = await step(() =>
+        harness().request('GET', `/v1/payments/${paymentId}/`, { auth: merchant }),
+      );
+      expect(fetched.json().data).toMatchObject({ id: paymentId, status: 'captured' });
+      return trips;
+    };
+    await charge(); // keys, the account and its return-signing secret are read once, then kept
+    expect(await charge()).toEqual([
+      ['orders_insert'],
+      ['orders_start_payment_v5'],
+      ['payments_find_by_id', 'payments_set_token'],
+      [
+        'payments_find_by_id',
+        // The customer's choice (the intent) commits before the bank is asked...
+        'BEGIN',
+        'payments_change_status',
+        'orders_find',
+        'events_insert_1',
+        // ...and the bank's answer moves the payment and its order, with both events, in a second.
+        'BEGIN',
+        'payments_find_by_id_for_update',
+        'orders_find_for_update',
+        'payments_change_status',
+        'orders_change_status',
+        'events_insert_2',
+      ],
+      ['payments_find'],
+    ]);
+  });
+
+  it('keeps every account: none is deleted and no id changes, so rows that name one never dangle', async () => {
+    const merchant = await harness().merchant();
+    const { db } = harness().container;
+    await expect(db.query('DELETE FROM accounts WHERE id = $1', [merchant.id])).rejects.toMatchObject({
+      code: '23001',
+    });
+    await expect(
+      db.query(`UPDATE accounts SET id = id || '_x' WHERE id = $1`, [merchant.id]),
+    ).rejects.toMatchObject({ code: '23001' });
+    const [row] = await db.query<{ id: string }>('SELECT id FROM accounts WHERE id = $1', [merchant.id]);
+    expect(row?.id).toBe(merchant.id);
   });
 
   it('logs one line per request with its status and time, and never the credentials', async () => {
