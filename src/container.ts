@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { type Caches, createCaches, listenForChanges } from './caches.js';
 import type { Config } from './config.js';
 import type { Connector } from './connectors/connector.js';
 import { type ConnectorDirectory, createConnectorDirectory } from './connectors/directory.js';
@@ -12,64 +13,40 @@ import { type Clock, systemClock } from './domain/clock.js';
 import { createFailpoints, type Failpoints } from './domain/failpoints.js';
 import { createIdGenerator, type IdGenerator } from './domain/ids.js';
 import { createLogger } from './log.js';
-import { createAccountsRepo } from './modules/accounts/accounts.repo.js';
-import {
-  type AccountCache,
-  createAccountCache,
-  createAccountsService,
-  createKeyCache,
-  KEY_CHANNEL,
-  type KeyCache,
-} from './modules/accounts/accounts.service.js';
+import { createAccountsService } from './modules/accounts/accounts.service.js';
 import { newPepper } from './modules/accounts/credentials.js';
-import { createCheckoutRepo } from './modules/checkout/checkout.repo.js';
 import { createCheckoutService } from './modules/checkout/checkout.service.js';
 import { createCheckoutPageService } from './modules/checkout/checkout-page.service.js';
 import { createCheckoutSweepJob } from './modules/checkout/checkout-sweep.js';
-import { createConnectorAccountsRepo } from './modules/connector-accounts/connector-accounts.repo.js';
 import {
   connectorOf,
   createConnectorAccountsService,
 } from './modules/connector-accounts/connector-accounts.service.js';
 import { createDashboardUsers } from './modules/dashboard/users.service.js';
-import { createEventsRepo } from './modules/events/events.repo.js';
 import { createEventsService } from './modules/events/events.service.js';
-import { createIdempotencyRepo } from './modules/idempotency/idempotency.repo.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
-import { createDocumentsRepo } from './modules/merchants/documents.repo.js';
 import { createDocumentsService } from './modules/merchants/documents.service.js';
-import { createMerchantsRepo } from './modules/merchants/merchants.repo.js';
 import { createMerchantsService } from './modules/merchants/merchants.service.js';
 import { createOnboarding } from './modules/merchants/onboarding.js';
-import { createVpasRepo } from './modules/merchants/vpas.repo.js';
 import { createVpasService } from './modules/merchants/vpas.service.js';
-import { createMethodsRepo } from './modules/methods/methods.repo.js';
-import {
-  createMethodsCache,
-  createMethodsService,
-  type MethodsCache,
-} from './modules/methods/methods.service.js';
-import { createOrdersRepo } from './modules/orders/orders.repo.js';
+import { createMethodsService } from './modules/methods/methods.service.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
 import { createAuthenticationService } from './modules/payments/authentication.service.js';
 import { createPaymentInitiation } from './modules/payments/payment-initiation.js';
 import { createPaymentSyncJob } from './modules/payments/payment-sync.js';
 import { createPaymentExpiryJob } from './modules/payments/payments.expiry.js';
 import { createPaymentsLedger } from './modules/payments/payments.ledger.js';
-import { createPaymentsRepo } from './modules/payments/payments.repo.js';
 import { createPaymentsService } from './modules/payments/payments.service.js';
 import { createPaymentStates } from './modules/payments/payments.states.js';
 import { createProviderReturns } from './modules/payments/provider-returns.service.js';
 import { createRefundExecution } from './modules/refunds/refund-execution.js';
 import { createRefundSyncJob } from './modules/refunds/refund-sync.js';
-import { createRefundsRepo } from './modules/refunds/refunds.repo.js';
 import { createRefundsService } from './modules/refunds/refunds.service.js';
-import { createDeliveriesRepo } from './modules/webhooks/deliveries.repo.js';
 import { createDeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { createHttpSender, type Sender } from './modules/webhooks/http-sender.js';
 import { type Resolver, systemResolver } from './modules/webhooks/url-safety.js';
-import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
+import { createRepos, type Repos } from './repos.js';
 import { loadOrCreateKeyFile } from './security/key-file.js';
 import { createKeyRing, type KeyRing } from './security/keyring.js';
 import { sealSecrets } from './security/sealed-columns.js';
@@ -116,35 +93,13 @@ interface Shared {
   pepper: string;
   resolver: Resolver;
   connectors: ConnectorDirectory;
-  caches: { methods: MethodsCache; keys: KeyCache; accounts: AccountCache };
+  caches: Caches;
   repos: Repos;
   log: Logger;
   keyring: KeyRing;
   /** Crash points of the fault suite (KOSH_FAILPOINTS); inert in every real deployment. */
   failpoints: Failpoints;
 }
-
-/** The repositories: stateless (each call takes the handle it runs on), so one set serves every wiring. */
-function createRepos() {
-  return {
-    accounts: createAccountsRepo(),
-    checkout: createCheckoutRepo(),
-    events: createEventsRepo(),
-    methods: createMethodsRepo(),
-    orders: createOrdersRepo(),
-    payments: createPaymentsRepo(),
-    refunds: createRefundsRepo(),
-    connectorAccounts: createConnectorAccountsRepo(),
-    webhooks: createWebhooksRepo(),
-    deliveries: createDeliveriesRepo(),
-    merchants: createMerchantsRepo(),
-    documents: createDocumentsRepo(),
-    vpas: createVpasRepo(),
-    idempotency: createIdempotencyRepo(),
-  };
-}
-
-type Repos = ReturnType<typeof createRepos>;
 
 /**
  * Wires the module services over the pool, once per process, with their dependencies passed in
@@ -379,27 +334,13 @@ export async function createContainer(config: Config, options: ContainerOptions 
         }),
         live: options.liveConnector,
       }),
-      caches: {
-        methods: createMethodsCache(config.methodsCacheTtlMs),
-        keys: createKeyCache(config.keyCacheTtlMs),
-        accounts: createAccountCache(config.keyCacheTtlMs),
-      },
+      caches: createCaches(config),
       repos,
       log,
       keyring,
       failpoints: createFailpoints(config.failpoints),
     };
-    // Other processes' key revocations, rolls and account status changes drop this process's
-    // cached keys and accounts at once (PostgreSQL NOTIFY); a lost listening connection drops them all.
-    const { keys, accounts } = shared.caches;
-    const forgetAll = () => {
-      keys.clear();
-      accounts.clear();
-    };
-    const unlisten = await db.listen?.(KEY_CHANNEL, {
-      message: (apiKey) => (apiKey === '*' ? forgetAll() : keys.delete(apiKey)),
-      reconnected: forgetAll,
-    });
+    const stopListening = await listenForChanges(db, shared.caches);
     // Secrets stored before they were encrypted (an upgrade) are encrypted now.
     const sealed = await sealSecrets(db, keyring, { rotate: false });
     if (sealed > 0) log.info({ sealed }, 'encrypted secrets stored in plain text');
@@ -474,7 +415,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       services: { ...services, idempotency },
       jobs: { paymentExpiry, paymentSync, refundSync, checkoutSweep },
       async close() {
-        await unlisten?.();
+        await stopListening();
         await db.close();
       },
     };

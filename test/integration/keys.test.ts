@@ -172,7 +172,11 @@ describe('a revoked key on a two-worker PostgreSQL server', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('is refused at once by every worker, whatever each had cached', async () => {
+  interface MethodsBody {
+    upi: { intent: boolean };
+  }
+
+  it('is refused at once by every worker, whatever each had cached (and a methods change is offered by every worker at once)', async () => {
     database = await createEmptyPostgresDatabase();
     const port = await freePort();
     server = runKosh(['serve', '--workers', '2'], {
@@ -184,15 +188,57 @@ describe('a revoked key on a two-worker PostgreSQL server', () => {
       KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
       // Forty refused requests from one address would otherwise be throttled (429) instead.
       KOSH_AUTH_FAILURE_LIMIT: '0',
+      // Longer than the test: only the notification can make a worker drop its cached methods.
+      KOSH_METHODS_CACHE_TTL_MS: '600000',
     });
     await server.waitFor(/Kosh is serving/, 120_000);
     const base = `http://127.0.0.1:${port}`;
-    const { merchant } = JSON.parse(fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'));
+    const { merchant, partner } = JSON.parse(
+      fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
+    );
     const auth = basicAuth(merchant);
     // A fresh connection per request, so both workers answer and cache the key (30 s by default).
-    const ask = async (key: string) =>
-      (await fetch(`${base}/v1/payments/methods/`, { headers: { authorization: key, connection: 'close' } }))
-        .status;
+    const methodsOf = (key: string) =>
+      fetch(`${base}/v1/payments/methods/`, { headers: { authorization: key, connection: 'close' } });
+    const ask = async (key: string) => (await methodsOf(key)).status;
+
+    // A partner's methods change made through one worker is offered by both within a second.
+    const asPartner = (method: string, url: string, body: unknown) =>
+      fetch(`${base}${url}`, {
+        method,
+        headers: {
+          authorization: basicAuth(partner),
+          'content-type': 'application/json',
+          connection: 'close',
+        },
+        body: JSON.stringify(body),
+      });
+    const onboarded = await asPartner('POST', '/v1/api-portal/merchants/', proprietorBody());
+    expect(onboarded.status).toBe(200);
+    const mid = ((await onboarded.json()) as { data: { id: string } }).data.id;
+    const issued = await asPartner('POST', `/v1/api-portal/merchants/${mid}/keys/`, { mode: 'test' });
+    expect(issued.status).toBe(200);
+    const child = basicAuth(
+      ((await issued.json()) as { data: { api_key: string; secret_key: string } }).data,
+    );
+    const upiIntent = async () =>
+      new Set(
+        await Promise.all(
+          Array.from(
+            { length: 40 },
+            async () => ((await (await methodsOf(child)).json()) as MethodsBody).upi.intent,
+          ),
+        ),
+      );
+    expect(await upiIntent()).toEqual(new Set([true]));
+    const changed = await asPartner('PATCH', `/v1/api-portal/merchants/${mid}/methods/`, {
+      upi: { intent: false, collect: false },
+    });
+    expect(changed.status).toBe(200);
+    const changedBy = Date.now() + 1_000;
+    let offered = await upiIntent();
+    while (offered.has(true) && Date.now() < changedBy) offered = await upiIntent();
+    expect(offered).toEqual(new Set([false]));
     const answers = await Promise.all(Array.from({ length: 40 }, () => ask(auth)));
     expect(new Set(answers)).toEqual(new Set([200]));
     const revoked = await fetch(`${base}/v1/keys/${merchant.api_key}/`, {

@@ -6,10 +6,14 @@ import { catalogueMethods, emptyMethods, type MethodsConfig, offerable } from '.
 import type { MethodsRepo } from './methods.repo.js';
 
 /**
- * Per-account, per-mode methods configuration. Reads are cached briefly (`KOSH_METHODS_CACHE_TTL_MS`);
- * a change made in this process is visible at once, one made in another process within the TTL.
+ * Per-account, per-mode methods configuration. Reads are cached briefly (`KOSH_METHODS_CACHE_TTL_MS`).
+ * A change drops the entry in this process at once and, on commit, in every process listening on
+ * `METHODS_CHANNEL` (PostgreSQL `NOTIFY`); the TTL bounds staleness only while a listener is down.
  */
 export type MethodsCache = TtlCache<MethodsConfig>;
+
+/** The channel on which processes tell each other to drop an account's cached methods (`<account>:<mode>`). */
+export const METHODS_CHANNEL = 'kosh_methods';
 
 /** One per process, shared by every wiring of the service (see `wireServices`). */
 export function createMethodsCache(ttlMs: number): MethodsCache {
@@ -30,6 +34,13 @@ export function createMethodsService(deps: {
 }) {
   const { db, repo, cache, connectors } = deps;
   const cacheKey = (accountId: string, mode: Mode) => `${accountId}:${mode}`;
+
+  /** Drops the entry here, and everywhere once the caller's transaction commits. */
+  async function forget(tx: Queryable, accountId: string, mode: Mode): Promise<void> {
+    const key = cacheKey(accountId, mode);
+    cache.delete(key);
+    await tx.query(`SELECT pg_notify('${METHODS_CHANNEL}', $1)`, [key]);
+  }
 
   /** The account's methods of the mode; `on` joins a caller's transaction. */
   async function get(accountId: string, mode: Mode, on: Queryable = db): Promise<MethodsConfig> {
@@ -80,14 +91,14 @@ export function createMethodsService(deps: {
     ): Promise<MethodsConfig> {
       const next = change(inEffect(await repo.find(tx, accountId, mode, true)));
       await repo.upsert(tx, accountId, mode, next);
-      cache.delete(cacheKey(accountId, mode));
+      await forget(tx, accountId, mode);
       return next;
     },
 
     /** Replaces the configuration; callers build the new object from the current one. */
     async set(tx: Queryable, accountId: string, mode: Mode, methods: MethodsConfig): Promise<void> {
       await repo.upsert(tx, accountId, mode, methods);
-      cache.delete(cacheKey(accountId, mode));
+      await forget(tx, accountId, mode);
     },
   };
 }
