@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type LoadOptions, type Measured, measure } from './load.js';
+import { type LoadOptions, type Measured, measure, warmUp } from './load.js';
 import { freePort, processTreeCpuSeconds, ROOT, startProcess } from './processes.js';
 import type { BaselineName, Scenario } from './scenarios.js';
 import { chargeSteps, ORDER_BODY, pick } from './scenarios.js';
@@ -40,13 +40,28 @@ const BASELINE_SCENARIOS: Record<BaselineName, Scenario> = {
   },
 };
 
-export async function runBaselines(options: {
-  names: Set<BaselineName>;
+/** One measured baseline, taken right before the scenario it is compared with. */
+export type BaselineRun = Measured & { name: BaselineName; paired_with: string };
+
+export interface BaselineServer {
+  /** One warm-up pass over the baselines (Kosh's code is warmed by creating the fixtures). */
+  warm(names: Set<BaselineName>): Promise<void>;
+  measure(name: BaselineName, pairedWith: string): Promise<BaselineRun>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the bare baseline server (bench/baseline-server.ts). It stays up beside Kosh, idle while
+ * Kosh is measured, so that each scenario's baseline is measured just before the scenario: the
+ * machine's drift over a run (baselines moved by up to 40 % between runs minutes apart) then
+ * cancels out of each ratio instead of landing in it.
+ */
+export async function startBaselines(options: {
   workers: number;
   env: NodeJS.ProcessEnv;
   logFile: string;
   load: Omit<LoadOptions, 'url' | 'auth'>;
-}): Promise<Array<Measured & { name: BaselineName }>> {
+}): Promise<BaselineServer> {
   const port = await freePort();
   const server = await startProcess(
     process.execPath,
@@ -62,24 +77,19 @@ export async function runBaselines(options: {
       readyText: 'baseline ready',
     },
   );
-  const results: Array<Measured & { name: BaselineName }> = [];
-  try {
-    for (const name of ['insert', 'select', 'page', 'cached', 'chain'] as const) {
-      if (!options.names.has(name)) continue;
+  const load: LoadOptions = {
+    url: `http://127.0.0.1:${port}`,
+    ...options.load,
+    serverCpuSeconds: () => processTreeCpuSeconds(server.child.pid!),
+  };
+  return {
+    async warm(names) {
+      for (const name of names) await warmUp(load, BASELINE_SCENARIOS[name], {});
+    },
+    async measure(name, pairedWith) {
       process.stdout.write(`  baseline ${name}…\n`);
-      const measured = await measure(
-        {
-          url: `http://127.0.0.1:${port}`,
-          ...options.load,
-          serverCpuSeconds: () => processTreeCpuSeconds(server.child.pid!),
-        },
-        BASELINE_SCENARIOS[name],
-        {},
-      );
-      results.push({ name, ...measured });
-    }
-  } finally {
-    await server.stop();
-  }
-  return results;
+      return { name, paired_with: pairedWith, ...(await measure(load, BASELINE_SCENARIOS[name], {})) };
+    },
+    stop: () => server.stop(),
+  };
 }

@@ -87,6 +87,12 @@ async function fire(options: LoadOptions, pipeline: Request[], durationSeconds: 
   });
 }
 
+/** Runs the scenario for the warm-up time only, measuring nothing (a server's first pass through its code). */
+export async function warmUp(options: LoadOptions, scenario: Scenario, fixtures: Fixtures): Promise<void> {
+  if (options.warmupSeconds > 0)
+    await fire(options, requests(scenario, fixtures, options.auth), options.warmupSeconds);
+}
+
 /** Runs the scenario for a short warm-up (discarded: JIT, pools, caches), then for the measured time. */
 export async function measure(
   options: LoadOptions,

@@ -6,7 +6,9 @@ import type { BaselineName } from './scenarios.js';
 export interface ScenarioResult extends Measured {
   name: string;
   baseline: BaselineName;
-  /** Throughput divided by the baseline's; undefined when the baseline was not measured. */
+  /** The throughput of its baseline, measured right before it. */
+  baseline_rps?: number;
+  /** Throughput divided by the baseline's. */
   ratio?: number;
   /** The baseline's CPU per request divided by the scenario's: the same ratio, free of the neighbours' noise. */
   cpu_ratio?: number;
@@ -25,7 +27,8 @@ export interface Report {
   };
   versions: Record<string, string>;
   settings: Record<string, string | number | boolean>;
-  baselines: Array<Measured & { name: BaselineName; description: string }>;
+  /** One per scenario, measured right before it (`paired_with`). */
+  baselines: Array<Measured & { name: BaselineName; paired_with: string; description: string }>;
   scenarios: ScenarioResult[];
   scale?: { orders: number; load_seconds: number; scenarios: ScenarioResult[] };
 }
@@ -64,9 +67,15 @@ export function markdown(report: Report): string {
     SCENARIO_RULE,
     ...rows(report.scenarios),
     '',
-    '| baseline | req/s | p50 ms | p99 ms | max ms | errors + non-2xx | server CPU µs/req | database CPU µs/req |',
+    'Each baseline is measured right before the scenario it is compared with:',
+    '',
+    '| baseline → scenario | req/s | p50 ms | p99 ms | max ms | errors + non-2xx | server CPU µs/req | database CPU µs/req |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows(report.baselines.map((b) => ({ ...b, name: `${b.name}: ${b.description}` }))),
+    ...rows(report.baselines.map((b) => ({ ...b, name: `${b.name} → ${b.paired_with}` }))),
+    '',
+    ...[...new Map(report.baselines.map((b) => [b.name, b.description])).entries()].map(
+      ([name, description]) => `- ${name}: ${description}`,
+    ),
   ];
   if (report.scale) {
     lines.push(

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: builds Kosh, starts it as a child process on a database of its own, drives each
- * scenario with autocannon and compares it with a bare Fastify + pg baseline measured in the same run.
+ * scenario with autocannon and compares it with a bare Fastify + pg baseline measured right before it.
  * See docs/performance.md. Options: --pglite, --workers N, --connections N, --duration S, --warmup S,
  * --only a,b, --scale [N], --cpu-prof, --out DIR.
  */
@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { BASELINE_DESCRIPTIONS, runBaselines } from './baselines.js';
+import { BASELINE_DESCRIPTIONS, type BaselineRun, startBaselines } from './baselines.js';
 import { measure } from './load.js';
 import {
   freePort,
@@ -170,11 +170,8 @@ async function main(): Promise<void> {
     );
     const auth = `Basic ${Buffer.from(`${merchant.api_key}:${merchant.secret_key}`).toString('base64')}`;
 
-    const baselineNames = new Set(scenarios.map((scenario) => scenario.baseline));
-    if (scale) for (const name of ['insert', 'select', 'page'] as const) baselineNames.add(name);
-    log(`Baselines (${[...baselineNames].join(', ')}), ${workers} worker(s)…`);
-    const baselines = await runBaselines({
-      names: baselineNames,
+    log(`Baseline server (${workers} worker(s)): each scenario's baseline is measured right before it.`);
+    const baselineServer = await startBaselines({
       workers,
       env: values.pglite
         ? { BASELINE_PGLITE_DIR: path.join(work, 'baseline-pglite') }
@@ -182,6 +179,8 @@ async function main(): Promise<void> {
       logFile: path.join(work, 'baseline.log'),
       load: { ...load, databaseCpuSeconds: values.pglite ? undefined : databaseCpu },
     });
+    const baselines: BaselineRun[] = [];
+    await baselineServer.warm(new Set(scenarios.map((scenario) => scenario.baseline)));
 
     const port = await freePort();
     const nodeArgs = values['cpu-prof']
@@ -215,6 +214,8 @@ async function main(): Promise<void> {
     const run = async (list: Scenario[], fixtures: Fixtures): Promise<ScenarioResult[]> => {
       const results: ScenarioResult[] = [];
       for (const scenario of list) {
+        const base = await baselineServer.measure(scenario.baseline, scenario.name);
+        baselines.push(base);
         log(`  ${scenario.name}…`);
         const measured = await measure(
           {
@@ -227,14 +228,14 @@ async function main(): Promise<void> {
           scenario,
           fixtures,
         );
-        const base = baselines.find((b) => b.name === scenario.baseline);
         results.push({
           name: scenario.name,
           baseline: scenario.baseline,
           ...measured,
-          ratio: base ? measured.rps / base.rps : undefined,
+          baseline_rps: base.rps,
+          ratio: measured.rps / base.rps,
           cpu_ratio:
-            base && measured.cpu_us > 0
+            measured.cpu_us > 0
               ? (base.cpu_us + base.db_cpu_us) / (measured.cpu_us + measured.db_cpu_us)
               : undefined,
         });
@@ -269,6 +270,7 @@ async function main(): Promise<void> {
       }
     } finally {
       await service.stop();
+      await baselineServer.stop();
     }
 
     const serverVersion = values.pglite
@@ -298,8 +300,8 @@ async function main(): Promise<void> {
     };
     printTable('Kosh', results);
     printTable(
-      'Baselines',
-      baselines.map((b) => ({ ...b, name: `${b.name}: ${BASELINE_DESCRIPTIONS[b.name]}`, baseline: b.name })),
+      'Baselines (each measured right before the scenario it is paired with)',
+      baselines.map((b) => ({ ...b, name: `${b.name} → ${b.paired_with}`, baseline: b.name })),
     );
     if (scaleReport) printTable(`After ${scale!.toLocaleString('en')} orders`, scaleReport.scenarios);
     const files = writeResults(values.out!, report);
