@@ -1,19 +1,12 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startMerchant } from '../../examples/merchant/app.js';
-import {
-  auditPage,
-  BROWSER_TEST_TIMEOUT_MS,
-  type LaunchedBrowser,
-  launchBrowser,
-  overflowWidth,
-} from '../helpers/browser.js';
+import { auditPage, BROWSER_TEST_TIMEOUT_MS, overflowWidth } from '../helpers/browser.js';
 import { CUSTOMER } from '../helpers/checkout.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
-import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
+import type { Harness, TestAccount } from '../helpers/harness.js';
 import { createOrder } from '../helpers/payments.js';
-import { freePort } from '../helpers/process.js';
 import { decodeQr } from '../helpers/qr.js';
+import { type ShopInBrowser, startShopInBrowser } from '../helpers/shop-in-browser.js';
 
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
@@ -34,32 +27,20 @@ const RENDERED_ON = 'pglite';
 for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_ON)) {
   describe(`Kosh Checkout in a real browser [${kind}]`, () => {
     let harness: Harness;
-    let browser: LaunchedBrowser;
     let context: BrowserContext;
     let shop: { url: string; close(): Promise<void> };
     let koshUrl: string;
     let merchant: TestAccount;
+    let setup: ShopInBrowser;
 
     beforeAll(async () => {
-      const port = await freePort();
-      koshUrl = `http://127.0.0.1:${port}`;
       // The real clock: the UPI page counts down to expires_at in the browser's own time.
-      harness = await createHarness(kind, { KOSH_PUBLIC_URL: koshUrl }, { realClock: true });
-      await harness.app.listen({ port, host: '127.0.0.1' });
-      merchant = await harness.merchant('Notebook Shop');
-      shop = await startMerchant({
-        baseUrl: koshUrl,
-        apiKey: merchant.credentials.api_key,
-        secretKey: merchant.credentials.secret_key,
-      });
-      browser = await launchBrowser();
-      context = browser.context;
+      setup = await startShopInBrowser(kind, { realClock: true });
+      ({ harness, context, shop, koshUrl, merchant } = setup);
     });
 
     afterAll(async () => {
-      await browser?.close();
-      await shop?.close();
-      await harness?.close();
+      await setup?.close();
     });
 
     /** The shop's Kosh Checkout button, then the customer's details on Kosh's page. */

@@ -2,11 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startMerchant } from '../../examples/merchant/app.js';
-import { BROWSER_TEST_TIMEOUT_MS, type LaunchedBrowser, launchBrowser } from '../helpers/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
-import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
-import { freePort } from '../helpers/process.js';
+import type { Harness, TestAccount } from '../helpers/harness.js';
+import { type ShopInBrowser, startShopInBrowser } from '../helpers/shop-in-browser.js';
 import { drain } from '../helpers/webhook-events.js';
 
 /**
@@ -59,32 +58,19 @@ for (const kind of DATABASE_KINDS) {
   // the shop mostly wait: the shop's one-second auto-submit, the bank page, the return).
   describe.concurrent(`payments in a real browser [${kind}]`, () => {
     let harness: Harness;
-    let browser: LaunchedBrowser;
     let context: BrowserContext;
     let shop: { url: string; close(): Promise<void> };
     let koshUrl: string;
     let merchant: TestAccount;
+    let setup: ShopInBrowser;
 
     beforeAll(async () => {
-      const port = await freePort();
-      koshUrl = `http://127.0.0.1:${port}`;
-      harness = await createHarness(kind, { KOSH_PUBLIC_URL: koshUrl });
-      await harness.app.listen({ port, host: '127.0.0.1' });
-      merchant = await harness.merchant('Notebook Shop');
-      shop = await startMerchant({
-        baseUrl: koshUrl,
-        apiKey: merchant.credentials.api_key,
-        secretKey: merchant.credentials.secret_key,
-      });
-      // A fresh profile per run: nothing cached or remembered between runs.
-      browser = await launchBrowser();
-      context = browser.context;
+      setup = await startShopInBrowser(kind);
+      ({ harness, context, shop, koshUrl, merchant } = setup);
     });
 
     afterAll(async () => {
-      await browser?.close();
-      await shop?.close();
-      await harness?.close();
+      await setup?.close();
     });
 
     it('fulfils the order once while its order.paid webhook is delivered three times', async () => {

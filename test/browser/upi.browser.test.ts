@@ -1,17 +1,10 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startMerchant } from '../../examples/merchant/app.js';
 import { upiMethods } from '../../src/modules/methods/methods.js';
-import {
-  auditPage,
-  BROWSER_TEST_TIMEOUT_MS,
-  type LaunchedBrowser,
-  launchBrowser,
-} from '../helpers/browser.js';
+import { auditPage, BROWSER_TEST_TIMEOUT_MS } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
-import { freePort } from '../helpers/process.js';
 import { decodeQr } from '../helpers/qr.js';
+import { type ShopInBrowser, startShopInBrowser } from '../helpers/shop-in-browser.js';
 
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
@@ -30,39 +23,27 @@ const RENDERED_ON = 'pglite';
  */
 for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_ON)) {
   describe(`UPI in a real browser [${kind}]`, () => {
-    let harness: Harness;
-    let browser: LaunchedBrowser;
     let context: BrowserContext;
     let shop: { url: string; close(): Promise<void> };
     let koshUrl: string;
+    let setup: ShopInBrowser;
 
     beforeAll(async () => {
-      const port = await freePort();
-      koshUrl = `http://127.0.0.1:${port}`;
       // The real clock: the page counts down to expires_at in the browser's own time.
-      harness = await createHarness(kind, { KOSH_PUBLIC_URL: koshUrl }, { realClock: true });
-      await harness.app.listen({ port, host: '127.0.0.1' });
-      const merchant = await harness.merchant('Notebook Shop');
-      // Collect too, as a partner would turn it on (PATCH …/methods/ {"upi": {"collect": true}}).
-      const { methods } = harness.container.services;
-      const current = await methods.get(merchant.id, 'test');
-      await methods.set(harness.container.db, merchant.id, 'test', {
-        ...current,
-        upi: upiMethods(true, true),
+      setup = await startShopInBrowser(kind, {
+        realClock: true,
+        // Collect too, as a partner would turn it on (PATCH …/methods/ {"upi": {"collect": true}}).
+        prepare: async (h, merchant) => {
+          const { methods } = h.container.services;
+          const current = await methods.get(merchant.id, 'test');
+          await methods.set(h.container.db, merchant.id, 'test', { ...current, upi: upiMethods(true, true) });
+        },
       });
-      shop = await startMerchant({
-        baseUrl: koshUrl,
-        apiKey: merchant.credentials.api_key,
-        secretKey: merchant.credentials.secret_key,
-      });
-      browser = await launchBrowser();
-      context = browser.context;
+      ({ context, shop, koshUrl } = setup);
     });
 
     afterAll(async () => {
-      await browser?.close();
-      await shop?.close();
-      await harness?.close();
+      await setup?.close();
     });
 
     /** The shop's UPI checkout, at the width given: it lands on Kosh's UPI page. */
