@@ -1,10 +1,9 @@
-import http from 'node:http';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { chooseSuccess, paymentBody } from './support/payment-workload.js';
 import { freePort } from './support/postgres-instance.js';
 import { Service } from './support/service.js';
+import { WebhookReceiver } from './support/webhook-receiver.js';
 import { type Client, httpClient } from './support/workload.js';
 
 const PAYMENT_EVENTS = ['payment.pending', 'payment.captured', 'payment.failed', 'order.paid'];
@@ -17,48 +16,6 @@ const SCHEDULE_WAIT_MS = 8_000;
 const DELIVERY_LIMIT_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * A webhook receiver on a fixed port that can refuse connections (not listening), answer 500, or
- * verify and accept. Only a verified delivery answered 200 counts as received.
- */
-class Receiver {
-  state: 'refuse' | 'error' | 'up' = 'refuse';
-  readonly delivered = new Set<string>();
-  attempts = 0;
-  secret = '';
-  private server: http.Server | undefined;
-
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/hook`;
-  }
-
-  async listen(): Promise<void> {
-    this.server = http.createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        this.attempts++;
-        if (this.state !== 'up') return void response.writeHead(500).end('down for maintenance');
-        const body = Buffer.concat(chunks).toString('utf8');
-        new Webhook(this.secret).verify(body, request.headers as Record<string, string>);
-        this.delivered.add(String(request.headers['webhook-id']));
-        response.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-  }
-
-  async close(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
 
 /** Payment and order events of the key's account from the events API (every page); `filter` narrows them. */
 async function events(client: Client, filter = ''): Promise<string[]> {
@@ -81,7 +38,7 @@ const undelivered = (client: Client) => events(client, '&delivery_success=false'
 describe('the webhook receiver down during a run', () => {
   let fixture: FaultFixture;
   let service: Service | undefined;
-  let receiver: Receiver | undefined;
+  let receiver: WebhookReceiver | undefined;
 
   beforeAll(async () => {
     fixture = await createFaultFixture('Webhook Merchant', {
@@ -104,7 +61,7 @@ describe('the webhook receiver down during a run', () => {
 
   it('delivers every event once the receiver is back (schedule first, redelivery for the rest)', async () => {
     const client = httpClient(() => service!.url, fixture.auth, 10_000);
-    receiver = new Receiver(await freePort());
+    receiver = new WebhookReceiver(await freePort());
     const endpoint = await client.request('POST', '/v1/webhooks/', {
       url: receiver.url,
       enabled_events: PAYMENT_EVENTS,

@@ -9,8 +9,11 @@ export interface FaultFixture {
   postgres: PostgresInstance;
   /** The environment every `kosh` process of the check runs with. */
   env: NodeJS.ProcessEnv;
-  /** Basic credentials of the check's merchant. */
+  /** Basic credentials of the check's merchant, and its account id. */
   auth: string;
+  accountId: string;
+  /** Runs a `kosh` admin command with the check's environment. */
+  kosh(args: string[]): Promise<{ stdout: string; stderr: string }>;
   destroy(): void;
 }
 
@@ -36,14 +39,14 @@ export async function createFaultFixture(
     KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
     ...settings,
   };
-  const { stdout } = await koshCommand(['merchant', 'create', '--name', merchantName, '--json'], {
-    ...env,
-    KOSH_LOG_LEVEL: 'warn',
-  });
+  const kosh = (args: string[]) => koshCommand(args, { ...env, KOSH_LOG_LEVEL: 'warn' });
+  const { stdout } = await kosh(['merchant', 'create', '--name', merchantName, '--json']);
   const credentials = JSON.parse(stdout);
   return {
     postgres,
     env,
+    accountId: credentials.account_id,
+    kosh,
     auth: `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`,
     destroy() {
       postgres.destroy();

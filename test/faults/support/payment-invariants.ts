@@ -73,3 +73,24 @@ export async function pendingPastDeadline(databaseUrl: string, timeoutSeconds: n
     await client.end();
   }
 }
+
+/**
+ * Payments still open past their deadline: `created` ones older than the payment expiry and
+ * `pending` ones past the pending timeout (both `seconds` in the checks that use this). The
+ * reconciler of some live process owns each of them, so after it has run there must be none.
+ */
+export async function openPastDeadline(databaseUrl: string, seconds: number): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const result = await client.query<{ id: string }>(
+      `SELECT id FROM payments
+       WHERE (status = 'created' AND created_at < now() - make_interval(secs => $1))
+          OR (status = 'pending' AND pending_at < now() - make_interval(secs => $1))`,
+      [seconds],
+    );
+    return result.rows.map((row) => row.id);
+  } finally {
+    await client.end();
+  }
+}
