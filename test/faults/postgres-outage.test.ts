@@ -52,9 +52,15 @@ describe('PostgreSQL stopped for 10 s under load', () => {
     const load = paced(client, [ORDER_WORKLOAD], 50);
     await sleep(2_000);
 
+    const ready = async () =>
+      (await fetch(`${service!.url}/readyz`, { signal: AbortSignal.timeout(5_000) })).status;
+    expect(await ready()).toBe(200);
     await fixture.postgres.stop('fast');
     const stoppedAt = Date.now();
-    await sleep(OUTAGE_MS);
+    await sleep(OUTAGE_MS / 2);
+    // A load balancer's readiness probe takes the host out while it cannot reach PostgreSQL.
+    const readyDuringOutage = await ready();
+    await sleep(OUTAGE_MS / 2);
     const restartingAt = Date.now();
     await fixture.postgres.start();
     const restartedAt = Date.now();
@@ -90,6 +96,8 @@ describe('PostgreSQL stopped for 10 s under load', () => {
       expect(outcome.ms).toBeLessThan(DB_TIMEOUT_MS + ANSWER_MARGIN_MS);
     }
     expect(recoveryMs).toBeLessThanOrEqual(RECOVERY_LIMIT_MS);
+    expect(readyDuringOutage).toBe(503);
+    expect(await ready()).toBe(200);
     expect(service.alive).toBe(true);
     expect(service.child!.pid).toBe(primaryPid);
     expect(service.log).not.toContain('a worker died unexpectedly');
