@@ -212,14 +212,21 @@ describeEachDatabase('the hosted checkout page', (harness) => {
 
     const completed = (await helpers.fetchSession(session.id, merchant)).json().data;
     expect(completed).toMatchObject({ status: 'completed', payment_id: paid!.id });
-    // The completed page starts nothing: it sends the browser to the captured payment's signed return.
+    // The completed page starts nothing: it says the order is paid and links to the captured
+    // payment's page, which sends the signed return again.
+    const returnPage = `http://localhost:3000/v1/payments/${paid!.id}/authentication/`;
     const revisit = await page(session.id);
-    expect(revisit.statusCode).toBe(303);
-    expect(revisit.headers.location).toBe(`http://localhost:3000/v1/payments/${paid!.id}/authentication/`);
+    expect(revisit.statusCode).toBe(200);
+    expect(revisit.body).toContain('<h2>This order is paid</h2>');
+    expect(revisit.body).toContain(`<a class="pay" id="return" href="${returnPage}">Return to Notebook Shop`);
+    expect(revisit.body).not.toContain('<form');
     const retry = await post(session.id, { pay: 'upi', ...CUSTOMER });
-    expect(retry.statusCode).toBe(303);
-    expect(retry.headers.location).toBe(`http://localhost:3000/v1/payments/${paid!.id}/authentication/`);
+    expect(retry.statusCode).toBe(409);
+    expect(retry.body).toContain('<h2>This order is paid</h2>');
+    expect(retry.body).not.toContain('<form');
     expect(await paymentsOf(session.id)).toHaveLength(2);
+    const returned = await harness().request('GET', new URL(returnPage).pathname);
+    expect(returnFields(returned.body)).toMatchObject({ payment_id: paid!.id, status: 'captured' });
   });
 
   it('shows an expired session as expired (410) and never starts a payment from it', async () => {

@@ -136,6 +136,24 @@ describeEachDatabase('checkout session payments', (harness) => {
       const events = await sessionEvents(account.id);
       expect(events.map((event) => event.type)).toEqual(['checkout_session.completed']);
       expect(events[0]?.payload).toEqual({ checkout_session: fetched });
+      // The payment's own events are those of any S2S payment: pending on the customer's choice,
+      // captured with the payment as the API shows it, and the order paid.
+      const paymentEvents = await harness().container.db.query<{ type: string; payload: Json }>(
+        `SELECT type, payload FROM events WHERE account_id = $1 AND type NOT LIKE 'checkout_session.%' ORDER BY id`,
+        [account.id],
+      );
+      expect(paymentEvents.map((event) => event.type)).toEqual([
+        'payment.pending',
+        'payment.captured',
+        'order.paid',
+      ]);
+      const captured = (
+        await harness().request('GET', `/v1/payments/${started.payment_id}/`, { auth: account })
+      ).json().data;
+      expect(paymentEvents[1]?.payload).toMatchObject({
+        payment: captured,
+        order: { id: made.orderId, status: 'paid' },
+      });
       await expect(
         checkout().startPayment(made.id, { method: 'wallet', wallet: 'amazonpay', ...CUSTOMER }),
       ).rejects.toMatchObject({

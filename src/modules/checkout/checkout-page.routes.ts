@@ -78,7 +78,7 @@ export function registerCheckoutPageRoutes(app: App, service: CheckoutPageServic
         tags,
         summary: 'Hosted checkout page (browser)',
         description:
-          'The customer’s page of a checkout session (`data.url`): UPI, net banking and wallets as the session allows. A completed session sends the browser back to the merchant; an expired one answers 410.',
+          'The customer’s page of a checkout session (`data.url`): UPI, net banking and wallets as the session allows. A completed session shows that the order is paid, with a link back to the merchant (the captured payment’s signed return); an expired one answers 410.',
         security: [],
         params: IdParams,
         querystring: PageQuery,
@@ -119,9 +119,9 @@ export function registerCheckoutPageRoutes(app: App, service: CheckoutPageServic
       } catch (error) {
         if (!(error instanceof KoshError)) throw error;
         const status = ERROR_CATALOGUE[error.code].status;
-        // A closed session shows its own page (back to the merchant, or expired); a missing one, 404.
+        // A closed session shows its own page (paid: 409 with the way back; expired: 410); a missing one, 404.
         if (status >= 500 || error.code === 'resource_not_found') throw error;
-        if (error.code === 'checkout_session_closed') return show(reply, id);
+        if (error.code === 'checkout_session_closed') return show(reply, id, { status: 409 });
         return show(reply, id, {
           form,
           status,

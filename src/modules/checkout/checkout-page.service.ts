@@ -40,8 +40,19 @@ export type CheckoutPageView =
       /** The newest payment the session started, to say how the last attempt ended. */
       lastAttempt: (Payment & { instrument_name: string; page: string }) | null;
     }
-  /** The order is paid: the captured payment's page sends the signed return POST to the merchant. */
-  | { kind: 'paid'; redirect: string }
+  /**
+   * The order is paid: the page says so and offers the way back, the captured payment's page, which
+   * sends the signed return POST to the merchant.
+   */
+  | {
+      kind: 'paid';
+      merchantName: string;
+      amount: number;
+      currency: string;
+      paymentId: string;
+      returnPage: string;
+      test: boolean;
+    }
   | { kind: 'expired'; merchantName: string; amount: number; currency: string };
 
 /** The page's form, as the browser posts it. */
@@ -122,11 +133,18 @@ export function createCheckoutPageService(deps: {
   return {
     async view(sessionId: string): Promise<CheckoutPageView> {
       const session = await checkout.session(sessionId);
-      if (session.status === 'completed' && session.payment_id) {
-        return { kind: 'paid', redirect: authenticationUrl(publicUrl, session.payment_id) };
-      }
       const scope = { accountId: session.account_id, mode: session.mode };
       const [account, order] = await Promise.all([accounts.getAccount(session.account_id), orderOf(session)]);
+      if (session.status === 'completed' && session.payment_id) {
+        return {
+          kind: 'paid',
+          merchantName: account.name,
+          ...order,
+          paymentId: session.payment_id,
+          returnPage: authenticationUrl(publicUrl, session.payment_id),
+          test: session.mode === 'test',
+        };
+      }
       if (session.status !== 'open') return { kind: 'expired', merchantName: account.name, ...order };
       const [offered, attempts] = await Promise.all([
         methods.offered(scope.accountId, scope.mode),
