@@ -210,7 +210,11 @@ ${header(view.merchantName, amount, null, view.test)}
 <div class="info" role="status"><p>${escapeHtml(view.merchantName)} has received ${escapeHtml(amount)} (payment ${escapeHtml(view.paymentId)}). There is nothing more to pay through this link.</p></div>
 <a class="pay" id="return" href="${escapeHtml(view.returnPage)}">Return to ${escapeHtml(view.merchantName)}</a>
 </main>`;
-    return { status: options.status ?? 200, html: checkoutDocument('Order paid', nonce, body), formTargets: [] };
+    return {
+      status: options.status ?? 200,
+      html: checkoutDocument('Order paid', nonce, body),
+      formTargets: [],
+    };
   }
   if (view.kind === 'expired') {
     const body = `<main>
