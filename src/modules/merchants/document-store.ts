@@ -94,7 +94,12 @@ export function createDatabaseStore(repo: DocumentsRepo, folder: FolderStore): D
     },
     async discard() {},
     async read(on, storageName) {
-      return (await repo.content(on, storageName)) ?? (await folder.read(on, storageName));
+      // Asked again after the folder: `kosh documents migrate` may have moved the file meanwhile.
+      return (
+        (await repo.content(on, storageName)) ??
+        (await folder.read(on, storageName)) ??
+        (await repo.content(on, storageName))
+      );
     },
   };
 }
