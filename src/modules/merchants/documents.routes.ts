@@ -177,7 +177,7 @@ export async function registerDocumentRoutes(
     scope.post(
       '/v1/api-portal/merchants/kyc-document/:mid/',
       {
-        // The file is written before its row: never inside a transaction.
+        // On PGlite the file is written before its row: never inside a transaction.
         config: { auth: 'partner', idempotency: 'phased' },
         // The whole body is received before the handler runs (and so before an Idempotency-Key is
         // claimed): a slow upload holds no database connection and no key.
