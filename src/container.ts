@@ -25,6 +25,7 @@ import {
 import { createDashboardUsers } from './modules/dashboard/users.service.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
+import { createDatabaseStore, createFolderStore } from './modules/merchants/document-store.js';
 import { createDocumentsService } from './modules/merchants/documents.service.js';
 import { createMerchantsService } from './modules/merchants/merchants.service.js';
 import { createOnboarding } from './modules/merchants/onboarding.js';
@@ -245,11 +246,14 @@ function wireServices(db: Db, shared: Shared) {
     onboarding,
     repos: merchantRepos,
   });
+  // Several hosts share a PostgreSQL database, not a data folder: the bytes go into the database.
+  const folder = createFolderStore(path.join(config.dataDir, 'documents'));
   const documents = createDocumentsService({
     db,
     clock,
     ids,
-    directory: path.join(config.dataDir, 'documents'),
+    store: db.kind === 'postgres' ? createDatabaseStore(merchantRepos.documents, folder) : folder,
+    folder,
     merchants,
     onboarding,
     repo: merchantRepos.documents,

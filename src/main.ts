@@ -35,6 +35,8 @@ Commands:
                                          not given; at least 12 characters)
   encryption rotate                      re-encrypt every stored secret with KOSH_ENCRYPTION_KEY
                                          (the old key in KOSH_ENCRYPTION_PREVIOUS_KEYS meanwhile)
+  documents migrate                      PostgreSQL: move the KYC files of this host's data folder
+                                         into the database (run on every host that has some)
 
 Options:
   --port N  --host ADDR  --data-dir DIR  --public-url URL  --database-url URL
@@ -114,6 +116,8 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'webhooks' && sub === 'listen') return listen(values);
   if (command === 'trigger') return fire(sub, values);
   if (command === 'migrate') return (await import('./cli/admin-command.js')).migrateCommand(values);
+  if (command === 'documents' && sub === 'migrate')
+    return (await import('./cli/documents.js')).migrateDocuments(values);
   return (await import('./cli/admin-command.js')).admin(command, sub, values, target);
 }
 

@@ -71,6 +71,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'PATCH /v1/api-portal/merchants/{mid}/methods/': 'updateMerchantMethods',
   'POST /v1/api-portal/merchants/kyc-document/{mid}/': 'uploadKycDocument',
   'GET /v1/api-portal/merchants/{mid}/kyc-documents/': 'listKycDocuments',
+  'GET /v1/api-portal/merchants/{mid}/kyc-documents/{id}/file': 'downloadKycDocument',
   'POST /v1/api-portal/generate-vpa/{mid}/': 'generateVpa',
   'GET /v1/api-portal/merchants/{mid}/vpas/': 'listVpas',
 };

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
 import { FILES, multipart, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
 const DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-onboarding-documents-'));
@@ -17,6 +17,14 @@ function sha256(content: Buffer): string {
 function storedFiles(): string[] {
   const directory = path.join(DATA_DIR, 'documents');
   return fs.existsSync(directory) ? fs.readdirSync(directory) : [];
+}
+
+/** Documents' bytes stored anywhere: files (PGlite) and rows of contents (PostgreSQL). */
+async function stored(harness: Harness): Promise<number> {
+  const [row] = await harness.container.db.query<{ count: number }>(
+    'SELECT count(*)::int AS count FROM kyc_document_contents',
+  );
+  return storedFiles().length + row!.count;
 }
 
 describeEachDatabase(
@@ -64,11 +72,19 @@ describeEachDatabase(
           [document.id],
         );
         expect(row!.storage_name).toMatch(/^[0-9a-f]{32}$/);
-        const stored = fs.readFileSync(harness().container.services.documents.pathOf(row!.storage_name));
-        expect(sha256(stored)).toBe(document.sha256);
-        expect(path.dirname(harness().container.services.documents.pathOf(row!.storage_name))).toBe(
-          path.join(DATA_DIR, 'documents'),
-        );
+        const file = harness().container.services.documents.pathOf(row!.storage_name);
+        expect(path.dirname(file)).toBe(path.join(DATA_DIR, 'documents'));
+        if (harness().kind === 'pglite') {
+          expect(sha256(fs.readFileSync(file))).toBe(document.sha256);
+        } else {
+          // PostgreSQL: the bytes are in the database, with the row (several hosts share it).
+          expect(fs.existsSync(file)).toBe(false);
+          const [contents] = await harness().container.db.query<{ content: Buffer }>(
+            'SELECT content FROM kyc_document_contents WHERE storage_name = $1',
+            [row!.storage_name],
+          );
+          expect(sha256(contents!.content)).toBe(document.sha256);
+        }
       },
     );
 
@@ -122,23 +138,23 @@ describeEachDatabase(
     ];
 
     it.each(refused)('refuses %s with a clear error and stores nothing', async (_name, file, code, words) => {
-      const before = storedFiles().length;
+      const before = await stored(harness());
       const response = await uploadDocument(harness(), partner, mid, 'pan', file);
       expect(response.statusCode).toBe(400);
       const error = response.json().error;
       expect(error).toMatchObject({ code, field: 'file' });
       expect(error.message).toContain(words);
-      expect(storedFiles().length).toBe(before);
+      expect(await stored(harness())).toBe(before);
     });
 
     it('refuses an oversized file with 413 body_too_large and stores nothing', async () => {
-      const before = storedFiles().length;
+      const before = await stored(harness());
       const big = Buffer.concat([FILES.pdf, Buffer.alloc(LIMIT)]);
       const response = await uploadDocument(harness(), partner, mid, 'pan', { content: big });
       expect(response.statusCode).toBe(413);
       expect(response.json().error).toMatchObject({ code: 'body_too_large', field: 'file' });
       expect(response.json().error.message).toContain(String(LIMIT));
-      expect(storedFiles().length).toBe(before);
+      expect(await stored(harness())).toBe(before);
     });
 
     it.each([
@@ -249,7 +265,7 @@ describeEachDatabase(
         ],
       ] as const)('answers a JSON 400 for %s, stores nothing and logs no stack', async (_name, make) => {
         const { payload, type } = make();
-        const before = storedFiles().length;
+        const before = await stored(harness());
         const logsBefore = harness().logs().length;
         const response = await send(payload, type);
         expect(response.statusCode, response.body).toBe(400);
@@ -257,7 +273,7 @@ describeEachDatabase(
         expect(response.json().error).toMatchObject({ type: 'invalid_request_error' });
         expect(['invalid_body', 'missing_field']).toContain(response.json().error.code);
         expect(response.json().error.request_id).toBe(response.headers['x-request-id']);
-        expect(storedFiles().length).toBe(before);
+        expect(await stored(harness())).toBe(before);
         const logged = harness().logs().slice(logsBefore);
         expect(logged).not.toContain('"stack"');
         expect(logged).not.toContain('internal_error');
@@ -269,11 +285,11 @@ describeEachDatabase(
           { name: 'document_type', value: 'gst_certificate' },
           { name: 'file', filename: 'a.pdf', content: FILES.pdf, contentType: 'application/pdf' },
         ]);
-        const before = storedFiles().length;
+        const before = await stored(harness());
         const response = await send(payload, headers['content-type']!);
         expect(response.statusCode).toBe(400);
         expect(response.json().error).toMatchObject({ code: 'invalid_body', field: 'document_type' });
-        expect(storedFiles().length).toBe(before);
+        expect(await stored(harness())).toBe(before);
       });
 
       it('fingerprints every part: the same key with another upload is 422; the same upload replays', async () => {
@@ -289,7 +305,7 @@ describeEachDatabase(
             headers: { ...body.headers, ...key, authorization: partner.auth },
             payload: body.payload,
           });
-        const before = storedFiles().length;
+        const before = await stored(harness());
         const created = await inject(first);
         expect(created.statusCode, created.body).toBe(200);
         const otherFile = Buffer.concat([FILES.pdf, Buffer.from('another file')]);
@@ -315,17 +331,17 @@ describeEachDatabase(
         expect(replay.statusCode).toBe(200);
         expect(replay.headers['idempotent-replayed']).toBe('true');
         expect(replay.body).toBe(created.body);
-        expect(storedFiles().length).toBe(before + 1);
+        expect(await stored(harness())).toBe(before + 1);
       });
     });
 
     it("answers 404 for another partner's merchant and stores nothing", async () => {
       const stranger = await harness().partner('Stranger');
-      const before = storedFiles().length;
+      const before = await stored(harness());
       const response = await uploadDocument(harness(), stranger, mid, 'pan');
       expect(response.statusCode).toBe(404);
       expect(response.json().error.code).toBe('resource_not_found');
-      expect(storedFiles().length).toBe(before);
+      expect(await stored(harness())).toBe(before);
       const list = await harness().request('GET', `/v1/api-portal/merchants/${mid}/kyc-documents/`, {
         auth: stranger,
       });

@@ -54,6 +54,15 @@ export function createDocumentsRepo() {
       return row;
     },
 
+    /** A merchant's document in one mode (the list's scope). */
+    async findOf(db: Queryable, accountId: string, mode: Mode, id: string): Promise<DocumentRow | undefined> {
+      const [row] = await db.query<DocumentRow>(
+        `SELECT ${COLUMNS} FROM kyc_documents WHERE id = $1 AND account_id = $2 AND mode = $3`,
+        [id, accountId, mode],
+      );
+      return row;
+    },
+
     async list(db: Queryable, merchantId: string, mode: Mode, page: PageRequest): Promise<DocumentRow[]> {
       return db.query<DocumentRow>(
         `SELECT ${COLUMNS} FROM kyc_documents
@@ -72,6 +81,46 @@ export function createDocumentsRepo() {
         `SELECT account_id, document_type, bool_or(status <> 'rejected') AS usable, bool_or(status = 'rejected') AS rejected
            FROM kyc_documents WHERE account_id = ANY($1::text[]) GROUP BY account_id, document_type`,
         [merchantIds],
+      );
+    },
+
+    /** A document's bytes, in the transaction that inserts its row (PostgreSQL). */
+    async insertContent(tx: Queryable, storageName: string, content: Buffer, at: Date): Promise<void> {
+      await tx.query(
+        'INSERT INTO kyc_document_contents (storage_name, content, created_at) VALUES ($1, $2, $3)',
+        [storageName, content, at],
+      );
+    },
+
+    /** Stores the bytes of a document stored before they were (its file); false if already stored. */
+    async insertContentOnce(db: Queryable, storageName: string, content: Buffer, at: Date): Promise<boolean> {
+      const rows = await db.query(
+        `INSERT INTO kyc_document_contents (storage_name, content, created_at) VALUES ($1, $2, $3)
+           ON CONFLICT (storage_name) DO NOTHING RETURNING storage_name`,
+        [storageName, content, at],
+      );
+      return rows.length === 1;
+    },
+
+    async content(db: Queryable, storageName: string): Promise<Buffer | undefined> {
+      const [row] = await db.query<{ content: Buffer }>(
+        'SELECT content FROM kyc_document_contents WHERE storage_name = $1',
+        [storageName],
+      );
+      return row?.content;
+    },
+
+    /** Every document after `afterId` (by id), with whether its bytes are in the database. */
+    async storedPage(
+      db: Queryable,
+      afterId: string | null,
+      limit: number,
+    ): Promise<{ id: string; storage_name: string; sha256: string; stored: boolean }[]> {
+      return db.query(
+        `SELECT d.id, d.storage_name, d.sha256,
+                EXISTS (SELECT 1 FROM kyc_document_contents c WHERE c.storage_name = d.storage_name) AS stored
+           FROM kyc_documents d WHERE ($1::text IS NULL OR d.id > $1) ORDER BY d.id LIMIT $2`,
+        [afterId, limit],
       );
     },
 

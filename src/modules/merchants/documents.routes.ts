@@ -25,6 +25,19 @@ const KycDocument = Type.Object({
   created_at: Type.Integer(),
 });
 
+const DocumentParams = Type.Object({
+  mid: Type.String({ maxLength: 100 }),
+  id: Type.String({ maxLength: 100, description: 'The document’s id (`doc_…`)' }),
+});
+
+/** The file name a download is saved under: the document's id, never the client's file name. */
+const EXTENSIONS: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+};
+const MIME_TYPES = Object.keys(EXTENSIONS);
+
 /**
  * Documents the multipart body in OpenAPI. The parts are read from the stream by `readUpload`, not
  * by the validator: with no `type`, this schema accepts the (absent) parsed body as it is.
@@ -164,7 +177,7 @@ export async function registerDocumentRoutes(
     scope.post(
       '/v1/api-portal/merchants/kyc-document/:mid/',
       {
-        // The file is written before its row: never inside a transaction.
+        // On PGlite the file is written before its row: never inside a transaction.
         config: { auth: 'partner', idempotency: 'phased' },
         // The whole body is received before the handler runs (and so before an Idempotency-Key is
         // claimed): a slow upload holds no database connection and no key.
@@ -213,5 +226,40 @@ export async function registerDocumentRoutes(
       },
     },
     async (request) => documents.list(principalOf(request), request.params.mid, request.query),
+  );
+
+  app.get(
+    '/v1/api-portal/merchants/:mid/kyc-documents/:id/file',
+    {
+      config: { auth: 'partner' },
+      schema: {
+        tags: ['Onboarding'],
+        summary: 'Download a KYC document’s file',
+        description:
+          'The bytes as uploaded (checked against the document’s `sha256` first), with the detected `mime_type` as Content-Type. Served by any Kosh host sharing the database.',
+        params: DocumentParams,
+        response: {
+          200: {
+            description: 'The file',
+            content: Object.fromEntries(
+              MIME_TYPES.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]),
+            ),
+          },
+          ...errorResponses(400, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { mid, id } = request.params;
+      const { document, content } = await documents.download(principalOf(request), mid, id);
+      return reply
+        .type(document.mime_type)
+        .header(
+          'Content-Disposition',
+          `attachment; filename="${document.id}.${EXTENSIONS[document.mime_type]}"`,
+        )
+        .header('Cache-Control', 'private, no-store')
+        .send(content);
+    },
   );
 }

@@ -1,13 +1,11 @@
-import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { unixSeconds } from '../../domain/clock.js';
-import { KoshError } from '../../domain/errors.js';
+import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
+import { type DocumentStore, type FolderStore, sha256Of } from './document-store.js';
 import type { DocumentRow, DocumentsRepo } from './documents.repo.js';
 import { detectMime, fileNameProblem } from './file-signature.js';
 import type { MerchantsService } from './merchants.service.js';
@@ -49,33 +47,23 @@ export interface Upload {
 }
 
 /**
- * Writes a file that must not exist yet; a file already there with the same bytes is the one an
- * earlier attempt of the same request wrote (a resumed upload), anything else is refused.
- */
-async function writeOnce(file: string, content: Buffer): Promise<void> {
-  try {
-    await fs.writeFile(file, content, { flag: 'wx', mode: 0o600 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    const present = await fs.readFile(file);
-    if (!present.equals(content)) throw error;
-  }
-}
-
-/**
- * KYC documents: checked from their bytes, stored under a random name in `<dataDir>/documents/`
- * (a folder nothing serves), with their SHA-256. The client's file name is metadata only.
+ * KYC documents: checked from their bytes, stored under a random name with their SHA-256 — in the
+ * database on PostgreSQL, in `<dataDir>/documents/` (a folder nothing serves) on PGlite
+ * (document-store.ts). The client's file name is metadata only.
  */
 export function createDocumentsService(deps: {
   db: Db;
   clock: Clock;
   ids: IdGenerator;
-  directory: string;
+  /** Where the bytes go: `folder`, or the database (the container picks it from the database kind). */
+  store: DocumentStore;
+  /** The data folder's documents: the store on PGlite, files from before the database store otherwise. */
+  folder: FolderStore;
   merchants: MerchantsService;
   onboarding: Onboarding;
   repo: DocumentsRepo;
 }) {
-  const { db, clock, ids, directory, merchants, onboarding, repo } = deps;
+  const { db, clock, ids, store, folder, merchants, onboarding, repo } = deps;
 
   function check(upload: Upload): { documentType: string; content: Buffer; mime: string } {
     const { documentType, content } = upload;
@@ -106,7 +94,9 @@ export function createDocumentsService(deps: {
   }
 
   return {
-    directory,
+    directory: folder.directory,
+    /** Where uploaded documents' bytes are stored on this database. */
+    storedIn: store.where,
 
     /**
      * Stores a KYC document. `options.ids` are a keyed request's seeded ids: a retry after a crash
@@ -125,7 +115,7 @@ export function createDocumentsService(deps: {
       const idSource = options.ids ?? ids;
       const id = idSource.next('doc');
       const storageName = idSource.bytes(16).toString('hex');
-      const sha256 = createHash('sha256').update(content).digest('hex');
+      const sha256 = sha256Of(content);
       const existing = await repo.find(on, id);
       if (existing) {
         if (existing.account_id !== merchantId || existing.sha256 !== sha256) {
@@ -136,12 +126,12 @@ export function createDocumentsService(deps: {
         }
         return toDocument(existing);
       }
-      // The file is written before the row and removed if the row is not committed: a document
-      // row never points at a missing file, and a failure leaves no orphan behind.
+      // A file is written before the row and removed if the row is not committed; bytes kept in
+      // the database are written with the row. Either way a document row never exists without its
+      // bytes, and a failure leaves no orphan behind. The store may leave the process (a file):
+      // never inside a transaction, whichever store this is.
       on.assertNoTransaction('KYC file write');
-      await fs.mkdir(directory, { recursive: true, mode: 0o700 });
-      const file = path.join(directory, storageName);
-      await writeOnce(file, content);
+      await store.prepare(storageName, content);
       try {
         return await on.transaction(async (tx) => {
           const profile = await merchants.owned(tx, scope, merchantId, true);
@@ -161,12 +151,13 @@ export function createDocumentsService(deps: {
             storage_name: storageName,
             createdAt: clock.now(),
           });
+          await store.record(tx, storageName, content, clock.now());
           await onboarding.advance(tx, profile);
           // A test-mode merchant may have been verified just now: show the document as it is stored.
           return toDocument((await repo.find(tx, row.id)) ?? row);
         });
       } catch (error) {
-        await fs.rm(file, { force: true });
+        await store.discard(storageName);
         throw error;
       }
     },
@@ -182,11 +173,34 @@ export function createDocumentsService(deps: {
       return toPage(rows, page.limit, toDocument);
     },
 
-    /** Where a stored document lives (for reviewers' tooling and tests); never derived from client input. */
-    pathOf(storageName: string): string {
-      if (!/^[0-9a-f]{32}$/.test(storageName)) throw new Error('not a storage name');
-      return path.join(directory, storageName);
+    /**
+     * A document and its bytes, from whichever host asks: checked against its SHA-256 before they
+     * are handed out.
+     */
+    async download(
+      scope: Scope,
+      merchantId: string,
+      documentId: string,
+    ): Promise<{ document: KycDocument; content: Buffer }> {
+      const profile = await merchants.owned(db, scope, merchantId);
+      const row = await repo.findOf(db, profile.account_id, profile.mode, documentId);
+      if (!row) throw notFound('KYC document', documentId);
+      const content = await store.read(db, row.storage_name);
+      // Both are the operator's to fix (a file not moved yet, bytes changed where they are kept):
+      // an internal error, logged with its reason, never shown to the caller.
+      if (!content) {
+        throw new Error(
+          `The bytes of KYC document ${row.id} are not stored (on PostgreSQL, run kosh documents migrate on the host that has its file).`,
+        );
+      }
+      if (sha256Of(content) !== row.sha256) {
+        throw new Error(`The stored bytes of KYC document ${row.id} do not match its SHA-256.`);
+      }
+      return { document: toDocument(row), content };
     },
+
+    /** Where a document's file lives in the data folder (tests); never derived from client input. */
+    pathOf: folder.pathOf,
   };
 }
 
