@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth } from '../helpers/harness.js';
-import { proprietorBody } from '../helpers/onboarding.js';
+import { FILES, multipart, proprietorBody } from '../helpers/onboarding.js';
 import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { checkPaymentInvariants, openPastDeadline } from './support/payment-invariants.js';
 import { chooseSuccess, PAYMENT_WORKLOAD, paymentBody } from './support/payment-workload.js';
@@ -194,6 +194,37 @@ describe('two hosts on one PostgreSQL', () => {
     const took = await timeUntil(async () => !(await upiIntent(b())));
     process.stdout.write(`[two hosts] methods changed on a, seen on b after ${took.toFixed(0)} ms\n`);
     expect(took).toBeLessThan(PROPAGATION_MS);
+  });
+
+  it('downloads through one host a KYC document uploaded through the other, and through neither a file', async () => {
+    const { stdout } = await fixture.kosh(['partner', 'create', '--name', 'Documents Partner', '--json']);
+    const partner = basicAuth(JSON.parse(stdout));
+    const onboarded = await call(b(), 'POST', '/v1/api-portal/merchants/', partner, proprietorBody());
+    expect(onboarded.status).toBe(200);
+    const mid = ((await onboarded.json()) as { data: { id: string } }).data.id;
+    const { payload, headers } = multipart([
+      { name: 'document_type', value: 'pan' },
+      { name: 'file', filename: 'pan.pdf', content: FILES.pdf, contentType: 'application/pdf' },
+    ]);
+    const uploaded = await fetch(`${a().url}/v1/api-portal/merchants/kyc-document/${mid}/`, {
+      method: 'POST',
+      headers: { ...headers, authorization: partner },
+      body: payload,
+    });
+    expect(uploaded.status).toBe(200);
+    const document = ((await uploaded.json()) as { data: { id: string } }).data;
+    for (const host of [b(), a()]) {
+      const downloaded = await call(
+        host,
+        'GET',
+        `/v1/api-portal/merchants/${mid}/kyc-documents/${document.id}/file`,
+        partner,
+      );
+      expect(downloaded.status, host.url).toBe(200);
+      expect(Buffer.from(await downloaded.arrayBuffer())).toEqual(FILES.pdf);
+    }
+    // The bytes are in PostgreSQL: neither host's data folder holds a document.
+    for (const dataDir of dataDirs) expect(fs.existsSync(path.join(dataDir, 'documents'))).toBe(false);
   });
 
   it('keeps a dashboard session made on one host working on the other', async () => {
