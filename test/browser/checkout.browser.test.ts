@@ -17,6 +17,20 @@ vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
  */
 const RENDERED_ON = 'pglite';
 
+/** A phone's browser, as Kosh's page tells a phone from a desktop (the UPI flow it starts). */
+const PHONE_USER_AGENT =
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36';
+
+/** Presses Tab until `selector` has the focus; fails when 60 presses do not reach it. */
+async function tabTo(page: Page, selector: string): Promise<void> {
+  for (let press = 0; press < 60; press++) {
+    await page.keyboard.press('Tab');
+    const focused = `document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`;
+    if (await page.evaluate<boolean>(focused)) return;
+  }
+  throw new Error(`${selector} cannot be reached with the Tab key`);
+}
+
 /**
  * Kosh Checkout in Debian's headless Chromium: the example shop's "Pay with Kosh Checkout" button
  * opens a session, the customer gives their details and pays by UPI (in the sandbox UPI app, as on
@@ -106,7 +120,62 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
         // Kosh's UPI page follows the payment by itself and posts the signed return.
         expect(await returned(page)).toBe(paymentId);
         expect(await session(id)).toMatchObject({ status: 'completed', payment_id: paymentId });
+        // The link opened again: the order is paid, and the way back to the shop.
+        await page.goto(`${koshUrl}/checkout/${id}/`);
+        await expect(page.locator('h2').textContent()).resolves.toBe('This order is paid');
+        await auditPage(page, 'checkout-paid');
+        await page.setViewportSize({ width: 1280, height: 900 });
+        await page.click('#return');
+        expect(await returned(page)).toBe(paymentId);
       } finally {
+        await page.close();
+      }
+    });
+
+    it('pays by UPI on a phone with the keyboard alone: the app button, the sandbox UPI app, back to the shop signed', async () => {
+      const page = await context.newPage();
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Emulation.setUserAgentOverride', { userAgent: PHONE_USER_AGENT });
+      try {
+        await page.setViewportSize({ width: 375, height: 812 });
+        await page.goto(shop.url);
+        await page.click('#pay-hosted');
+        await page.waitForURL(`${koshUrl}/checkout/*/`);
+        // From here on only the keyboard: Tab to each control, type, Enter.
+        await tabTo(page, '#name');
+        await page.keyboard.type(CUSTOMER.name);
+        await tabTo(page, '#email');
+        await page.keyboard.type(CUSTOMER.email);
+        await tabTo(page, '#contact');
+        await page.keyboard.type(CUSTOMER.contact);
+        await tabTo(page, '#pay-upi');
+        await page.keyboard.press('Space');
+        await expect(page.locator('#pay-upi').isChecked()).resolves.toBe(true);
+        await tabTo(page, '#pay');
+        await page.keyboard.press('Enter');
+        await page.waitForURL(`${koshUrl}/v1/payments/*/authentication/`);
+        const paymentId = new URL(page.url()).pathname.split('/')[3] as string;
+        // A phone starts the intent flow, and Kosh's UPI page shows the app button, not the QR code.
+        const payment = await harness.request('GET', `/v1/payments/${paymentId}/`, { auth: merchant });
+        expect(payment.json().data.upi).toMatchObject({ flow: 'intent' });
+        await expect(page.locator('#open-app').isVisible()).resolves.toBe(true);
+        await expect(page.locator('.qr img').isVisible()).resolves.toBe(false);
+        await tabTo(page, '#open-app');
+        const link = await page.locator('#open-app').getAttribute('href');
+        expect(link).toBe(`${koshUrl}/v1/payments/${paymentId}/upi-simulator/`);
+        // The customer's UPI app (the sandbox's, as on a second device), also by keyboard.
+        const app = await context.newPage();
+        try {
+          await app.goto(link as string);
+          await tabTo(app, 'button[name="choice"][value="success"]');
+          await app.keyboard.press('Enter');
+          await expect(app.locator('#result').textContent()).resolves.toContain('captured');
+        } finally {
+          await app.close();
+        }
+        expect(await returned(page)).toBe(paymentId);
+      } finally {
+        await cdp.detach();
         await page.close();
       }
     });

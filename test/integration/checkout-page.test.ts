@@ -217,12 +217,12 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     const returnPage = `http://localhost:3000/v1/payments/${paid!.id}/authentication/`;
     const revisit = await page(session.id);
     expect(revisit.statusCode).toBe(200);
-    expect(revisit.body).toContain('<h2>This order is paid</h2>');
+    expect(revisit.body).toContain('<h2 class="done">This order is paid</h2>');
     expect(revisit.body).toContain(`<a class="pay" id="return" href="${returnPage}">Return to Notebook Shop`);
     expect(revisit.body).not.toContain('<form');
     const retry = await post(session.id, { pay: 'upi', ...CUSTOMER });
     expect(retry.statusCode).toBe(409);
-    expect(retry.body).toContain('<h2>This order is paid</h2>');
+    expect(retry.body).toContain('<h2 class="done">This order is paid</h2>');
     expect(retry.body).not.toContain('<form');
     expect(await paymentsOf(session.id)).toHaveLength(2);
     const returned = await harness().request('GET', new URL(returnPage).pathname);

@@ -32,7 +32,7 @@ border:1px solid #cfd5df;border-radius:.4rem;padding:.55rem .7rem}.opt:has(input
 .search{display:flex;gap:.4rem;margin-bottom:.5rem}.search button{font:inherit;padding:.5rem .8rem;border:1px solid #8a93a6;background:#fff;border-radius:.35rem}
 .sub{margin:.4rem 0 0 2.3rem}.wide{display:none}.pay{display:block;width:100%;margin-top:1.25rem;padding:.85rem;border:0;border-radius:.4rem;
 background:#0b57d0;color:#fff;font:600 1.05rem system-ui,sans-serif;cursor:pointer}.pay:focus-visible,.opt input:focus-visible{outline:3px solid #f2a900;outline-offset:2px}
-a.pay{text-align:center;text-decoration:none}.foot{color:#556;font-size:.8rem;text-align:center;margin:1rem 0 0}a{color:#0b57d0}
+a.pay{text-align:center;text-decoration:none}.done{margin-top:1rem}.info{overflow-wrap:anywhere}.foot{color:#556;font-size:.8rem;text-align:center;margin:1rem 0 0}a{color:#0b57d0}
 @media (min-width:40rem){body{padding:2rem}main{max-width:40rem;padding:1.75rem}.wide{display:inline}.narrow{display:none}
 #banks .opts,#wallets .opts{grid-template-columns:1fr 1fr}}`;
 
@@ -206,7 +206,7 @@ export function renderCheckoutPage(
   if (view.kind === 'paid') {
     const body = `<main>
 ${header(view.merchantName, amount, null, view.test)}
-<h2>This order is paid</h2>
+<h2 class="done">This order is paid</h2>
 <div class="info" role="status"><p>${escapeHtml(view.merchantName)} has received ${escapeHtml(amount)} (payment ${escapeHtml(view.paymentId)}). There is nothing more to pay through this link.</p></div>
 <a class="pay" id="return" href="${escapeHtml(view.returnPage)}">Return to ${escapeHtml(view.merchantName)}</a>
 </main>`;
