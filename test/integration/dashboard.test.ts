@@ -10,7 +10,7 @@ import {
   type Harness,
   type TestAccount,
 } from '../helpers/harness.js';
-import { proprietorBody } from '../helpers/onboarding.js';
+import { FILES, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 import { choose, createOrder, createPayment, openPage } from '../helpers/payments.js';
 import { drain } from '../helpers/webhook-events.js';
 
@@ -466,6 +466,23 @@ describeEachDatabase('dashboard', (harness) => {
     const refused = await rivalVisitor.request('GET', `/dashboard/merchants/${id}/`);
     expect(refused.statusCode).toBe(404);
     expect(refused.body).not.toContain(mine.json().data.display_name);
+    // A KYC document's file downloads from the merchant's page, for its partner only.
+    const uploaded = await uploadDocument(harness(), partner, id, 'pan', {
+      content: FILES.png,
+      filename: 'pan.png',
+    });
+    expect(uploaded.statusCode, uploaded.body).toBe(200);
+    const documentId = uploaded.json().data.id as string;
+    const file = `/dashboard/merchants/${id}/documents/${documentId}/file`;
+    expect((await visitor.request('GET', `/dashboard/merchants/${id}/`)).body).toContain(
+      `<a href="${file}" download>pan.png</a>`,
+    );
+    const downloaded = await visitor.request('GET', file);
+    expect(downloaded.statusCode).toBe(200);
+    expect(downloaded.headers['content-type']).toBe('image/png');
+    expect(downloaded.headers['content-disposition']).toBe(`attachment; filename="${documentId}.png"`);
+    expect(downloaded.rawPayload).toEqual(FILES.png);
+    expect((await rivalVisitor.request('GET', file)).statusCode).toBe(404);
     // Merchant pages are not a partner's.
     expect((await visitor.request('GET', '/dashboard/payments/')).statusCode).toBe(404);
   });

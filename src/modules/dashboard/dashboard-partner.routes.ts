@@ -1,4 +1,6 @@
+import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
+import { sendDownload } from '../../http/download.js';
 import {
   type DashboardDeps,
   hidden,
@@ -34,6 +36,29 @@ export function registerPartnerPages(app: App, deps: DashboardDeps, route: Signe
           merchantContent(merchant, documents.data, vpas.data),
         ),
       );
+    },
+  );
+
+  // A KYC document's file, as the API's download gives it (any host: the bytes are in the database).
+  app.get(
+    `${DASHBOARD}/merchants/:id/documents/:document/file`,
+    {
+      ...route,
+      schema: {
+        ...hidden,
+        params: Type.Object({ id: IdParams.properties.id, document: IdParams.properties.id }),
+      },
+    },
+    async (request, reply) => {
+      const session = sessionOf(request);
+      partnerOnly(session);
+      const { id, document } = request.params;
+      const download = await services.documents.download(session.scope, id, document);
+      return sendDownload(reply, {
+        mimeType: download.document.mime_type,
+        fileName: download.fileName,
+        content: download.content,
+      });
     },
   );
 }

@@ -400,7 +400,7 @@ ${table(
   ['Document', 'Type', 'Status', 'File', 'Uploaded'],
   documents.map(
     (doc) =>
-      html`<tr><td class="mono">${doc.id}</td><td>${doc.document_type}</td><td>${badge(doc.status)}</td><td>${doc.file_name}</td><td>${when(doc.created_at)}</td></tr>`,
+      html`<tr><td class="mono">${doc.id}</td><td>${doc.document_type}</td><td>${badge(doc.status)}</td><td><a href="${DASHBOARD}/merchants/${merchant.id}/documents/${doc.id}/file" download>${doc.file_name ?? 'Download'}</a></td><td>${when(doc.created_at)}</td></tr>`,
   ),
   'No documents uploaded yet.',
 )}

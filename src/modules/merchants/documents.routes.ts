@@ -5,10 +5,11 @@ import { Type } from 'typebox';
 import { KoshError } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import { sendDownload } from '../../http/download.js';
 import { SERVER_OWNED_FIELDS } from '../../http/errors.js';
 import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, ListQuery, listOf } from '../../http/schemas.js';
-import type { DocumentsService, Upload } from './documents.service.js';
+import { type DocumentsService, EXTENSIONS, type Upload } from './documents.service.js';
 import { MidParams } from './merchants.schemas.js';
 import { DOCUMENT_TYPES } from './requirements.js';
 
@@ -31,11 +32,6 @@ const DocumentParams = Type.Object({
 });
 
 /** The file name a download is saved under: the document's id, never the client's file name. */
-const EXTENSIONS: Record<string, string> = {
-  'application/pdf': 'pdf',
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-};
 const MIME_TYPES = Object.keys(EXTENSIONS);
 
 /**
@@ -251,15 +247,8 @@ export async function registerDocumentRoutes(
     },
     async (request, reply) => {
       const { mid, id } = request.params;
-      const { document, content } = await documents.download(principalOf(request), mid, id);
-      return reply
-        .type(document.mime_type)
-        .header(
-          'Content-Disposition',
-          `attachment; filename="${document.id}.${EXTENSIONS[document.mime_type]}"`,
-        )
-        .header('Cache-Control', 'private, no-store')
-        .send(content);
+      const { document, content, fileName } = await documents.download(principalOf(request), mid, id);
+      return sendDownload(reply, { mimeType: document.mime_type, fileName, content });
     },
   );
 }

@@ -46,6 +46,13 @@ export interface Upload {
   content: Buffer | undefined;
 }
 
+/** The extension of a download's file name, by the type detected from the bytes. */
+export const EXTENSIONS: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+};
+
 /**
  * KYC documents: checked from their bytes, stored under a random name with their SHA-256 — in the
  * database on PostgreSQL, in `<dataDir>/documents/` (a folder nothing serves) on PGlite
@@ -181,7 +188,7 @@ export function createDocumentsService(deps: {
       scope: Scope,
       merchantId: string,
       documentId: string,
-    ): Promise<{ document: KycDocument; content: Buffer }> {
+    ): Promise<{ document: KycDocument; content: Buffer; fileName: string }> {
       const profile = await merchants.owned(db, scope, merchantId);
       const row = await repo.findOf(db, profile.account_id, profile.mode, documentId);
       if (!row) throw notFound('KYC document', documentId);
@@ -196,7 +203,8 @@ export function createDocumentsService(deps: {
       if (sha256Of(content) !== row.sha256) {
         throw new Error(`The stored bytes of KYC document ${row.id} do not match its SHA-256.`);
       }
-      return { document: toDocument(row), content };
+      const document = toDocument(row);
+      return { document, content, fileName: `${document.id}.${EXTENSIONS[document.mime_type] ?? 'bin'}` };
     },
 
     /** Where a document's file lives in the data folder (tests); never derived from client input. */
