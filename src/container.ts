@@ -25,6 +25,7 @@ import {
 import { createDashboardUsers } from './modules/dashboard/users.service.js';
 import { createEventsService } from './modules/events/events.service.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
+import { createLocalLimits, createSharedLimits } from './modules/limits/limits.service.js';
 import { createDatabaseStore, createFolderStore } from './modules/merchants/document-store.js';
 import { createDocumentsService } from './modules/merchants/documents.service.js';
 import { createMerchantsService } from './modules/merchants/merchants.service.js';
@@ -400,6 +401,11 @@ export async function createContainer(config: Config, options: ContainerOptions 
     });
 
     const checkoutSweep = createCheckoutSweepJob({ checkout: services.checkout });
+    // Rate limits hold for the whole deployment: shared in PostgreSQL, in memory on PGlite's one process.
+    const limits =
+      db.kind === 'postgres'
+        ? createSharedLimits({ db, repo: repos.limits, limits: config.rateLimits, clock, log })
+        : createLocalLimits(config.rateLimits, clock);
 
     return {
       config,
@@ -416,7 +422,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       connectors: shared.connectors,
       keyring,
       webhookDelivery,
-      services: { ...services, idempotency },
+      services: { ...services, idempotency, limits },
       jobs: { paymentExpiry, paymentSync, refundSync, checkoutSweep },
       async close() {
         await stopListening();

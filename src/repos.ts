@@ -3,6 +3,7 @@ import { createCheckoutRepo } from './modules/checkout/checkout.repo.js';
 import { createConnectorAccountsRepo } from './modules/connector-accounts/connector-accounts.repo.js';
 import { createEventsRepo } from './modules/events/events.repo.js';
 import { createIdempotencyRepo } from './modules/idempotency/idempotency.repo.js';
+import { createLimitsRepo } from './modules/limits/limits.repo.js';
 import { createDocumentsRepo } from './modules/merchants/documents.repo.js';
 import { createMerchantsRepo } from './modules/merchants/merchants.repo.js';
 import { createVpasRepo } from './modules/merchants/vpas.repo.js';
@@ -30,6 +31,7 @@ export function createRepos() {
     documents: createDocumentsRepo(),
     vpas: createVpasRepo(),
     idempotency: createIdempotencyRepo(),
+    limits: createLimitsRepo(),
   };
 }
 

@@ -1,13 +1,11 @@
 /**
- * In-process limiters. They keep no state outside this process on purpose: a database round trip
- * per request would cost more than the work of most requests. With N processes a key may send up
- * to N times its limit, which stays safe because the limit protects capacity (it is generous,
- * and PostgreSQL's pool size caps the real concurrency), not money: money is protected by
- * idempotency keys and compare-and-set updates. See docs/rate-limits.md.
+ * In-process limiters: the whole count on the embedded database (one process), and a process's
+ * own count on PostgreSQL only while the shared store cannot be asked
+ * (src/modules/limits/limits.service.ts, docs/rate-limits.md).
  */
 
 /** A Map that forgets its least recently touched entries beyond `maxEntries`. */
-class BoundedMap<V> {
+export class BoundedMap<V> {
   private readonly entries = new Map<string, V>();
   constructor(private readonly maxEntries: number) {}
 

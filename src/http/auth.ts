@@ -49,10 +49,12 @@ export function createAuthHook(accounts: AccountsService, limiter?: RateLimiter)
     reply: FastifyReply,
     requirement: AccountKind | 'any',
     principal: Principal | undefined,
-  ): void {
+  ): void | Promise<void> {
     if (!principal) {
-      limiter?.recordAuthFailure(request);
-      throw new KoshError('invalid_credentials');
+      if (!limiter) throw new KoshError('invalid_credentials');
+      return limiter.recordAuthFailure(request).then(() => {
+        throw new KoshError('invalid_credentials');
+      });
     }
     if (requirement !== 'any' && principal.accountKind !== requirement) {
       throw new KoshError(requirement === 'partner' ? 'partner_key_required' : 'merchant_key_required');
@@ -61,7 +63,7 @@ export function createAuthHook(accounts: AccountsService, limiter?: RateLimiter)
     const bindings = { account_id: principal.accountId, mode: principal.mode };
     if (request.log instanceof RequestLogger) request.log.bind(bindings);
     else request.log = request.log.child(bindings);
-    limiter?.limitKey(request, reply);
+    return limiter?.limitKey(request, reply);
   }
 
   return function authenticate(
@@ -78,26 +80,24 @@ export function createAuthHook(accounts: AccountsService, limiter?: RateLimiter)
     if (credentials === 'missing') throw new KoshError('authentication_required');
     limiter?.checkAddress(request, reply);
     if (credentials === 'malformed') {
-      limiter?.recordAuthFailure(request);
-      throw new KoshError(
+      const malformed = new KoshError(
         'invalid_credentials',
         'The Authorization header is not valid HTTP Basic: base64(api_key:secret_key).',
       );
+      if (!limiter) throw malformed;
+      limiter.recordAuthFailure(request).then(() => done(malformed), done);
+      return;
     }
     const cached = accounts.authenticateCached(credentials.apiKey, credentials.secret);
     if (cached !== 'miss') {
-      admit(request, reply, requirement, cached);
-      done();
+      const limited = admit(request, reply, requirement, cached);
+      if (limited) limited.then(() => done(), done);
+      else done();
       return;
     }
-    accounts.authenticate(credentials.apiKey, credentials.secret).then((principal) => {
-      try {
-        admit(request, reply, requirement, principal);
-      } catch (error) {
-        done(error as Error);
-        return;
-      }
-      done();
-    }, done);
+    accounts
+      .authenticate(credentials.apiKey, credentials.secret)
+      .then((principal) => admit(request, reply, requirement, principal))
+      .then(() => done(), done);
   };
 }

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimits } from '../config.js';
-import type { Clock } from '../domain/clock.js';
 import { KoshError } from '../domain/errors.js';
-import { FailureThrottle, TokenBuckets } from '../domain/rate-limiter.js';
+import type { Decision } from '../domain/rate-limiter.js';
+import type { LimitsService } from '../modules/limits/limits.service.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -12,16 +12,30 @@ declare module 'fastify' {
 }
 
 export interface RateLimiter {
-  /** Called by authentication once the key is known: takes a token from the key's bucket (429 when empty). */
-  limitKey(request: FastifyRequest, reply: FastifyReply): void;
+  /**
+   * Called by authentication once the key is known: takes a token from the key's bucket (429 when
+   * empty). Synchronous while this process holds tokens of the key; a promise when it must ask.
+   */
+  limitKey(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
   /** Throws 429 when the client address has failed authentication too often. */
   checkAddress(request: FastifyRequest, reply: FastifyReply): void;
-  recordAuthFailure(request: FastifyRequest): void;
+  /** Counts a failed authentication of the request's address; resolves once it is counted. */
+  recordAuthFailure(request: FastifyRequest): Promise<void>;
 }
 
-export function createRateLimiter(limits: RateLimits, clock: Clock): RateLimiter {
-  const buckets = new TokenBuckets();
-  const failures = new FailureThrottle(limits.authFailures, limits.authFailureWindowSeconds * 1000);
+export function createRateLimiter(limits: RateLimits, store: LimitsService): RateLimiter {
+  function apply(reply: FastifyReply, decision: Decision, perSecond: number): void {
+    reply.header('RateLimit-Limit', decision.limit);
+    reply.header('RateLimit-Remaining', decision.remaining);
+    reply.header('RateLimit-Reset', decision.resetSeconds);
+    if (!decision.allowed) {
+      reply.header('Retry-After', decision.retryAfterSeconds);
+      throw new KoshError(
+        'rate_limit_exceeded',
+        `Too many requests for this API key (${perSecond} per second, bursts of ${decision.limit}); retry after ${decision.retryAfterSeconds} s.`,
+      );
+    }
+  }
 
   return {
     limitKey(request, reply) {
@@ -29,26 +43,13 @@ export function createRateLimiter(limits: RateLimits, clock: Clock): RateLimiter
       if (!principal || request.routeOptions.config.rateLimit === false) return;
       const perSecond = limits.perSecond[principal.mode];
       if (perSecond <= 0) return;
-      const decision = buckets.take(
-        principal.apiKey,
-        clock.now().getTime(),
-        perSecond,
-        limits.burst[principal.mode],
-      );
-      reply.header('RateLimit-Limit', decision.limit);
-      reply.header('RateLimit-Remaining', decision.remaining);
-      reply.header('RateLimit-Reset', decision.resetSeconds);
-      if (!decision.allowed) {
-        reply.header('Retry-After', decision.retryAfterSeconds);
-        throw new KoshError(
-          'rate_limit_exceeded',
-          `Too many requests for this API key (${perSecond} per second, bursts of ${decision.limit}); retry after ${decision.retryAfterSeconds} s.`,
-        );
-      }
+      const decision = store.take(principal.apiKey, perSecond, limits.burst[principal.mode]);
+      if (decision instanceof Promise) return decision.then((taken) => apply(reply, taken, perSecond));
+      apply(reply, decision, perSecond);
     },
 
     checkAddress(request, reply) {
-      const wait = failures.blockedFor(request.ip, clock.now().getTime());
+      const wait = store.blockedFor(request.ip);
       if (wait > 0) {
         reply.header('Retry-After', wait);
         throw new KoshError(
@@ -59,7 +60,7 @@ export function createRateLimiter(limits: RateLimits, clock: Clock): RateLimiter
     },
 
     recordAuthFailure(request) {
-      failures.recordFailure(request.ip, clock.now().getTime());
+      return store.recordFailure(request.ip);
     },
   };
 }

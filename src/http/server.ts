@@ -177,7 +177,7 @@ export async function buildServer(container: Container): Promise<App> {
   app.setErrorHandler(handleError);
   registerNotFound(app);
 
-  const limiter = createRateLimiter(config.rateLimits, container.clock);
+  const limiter = createRateLimiter(config.rateLimits, container.services.limits);
   // Hooks take a callback rather than return a promise when their work is synchronous: a promise
   // per hook per request is measurable at thousands of requests a second.
   app.addHook('onRequest', createAuthHook(services.accounts, limiter));

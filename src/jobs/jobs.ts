@@ -11,6 +11,7 @@ export function backgroundJobs(container: Container): Job[] {
     container.jobs.checkoutSweep,
     container.services.idempotency.purgeJob(),
     container.services.dashboardUsers.purgeJob(),
+    ...[container.services.limits.purgeJob()].filter((job) => job !== undefined),
     ...webhookJobs(
       container.services.webhooks,
       container.webhookDelivery,

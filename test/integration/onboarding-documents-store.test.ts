@@ -5,15 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type Container, createContainer } from '../../src/container.js';
-import { openPostgres } from '../../src/db/postgres.js';
 import type { App } from '../../src/http/app-types.js';
-import { buildServer } from '../../src/http/server.js';
-import { createLogger } from '../../src/log.js';
 import { createHarness, describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
 import { FILES, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 import { MAIN, ROOT } from '../helpers/process.js';
+import { type SecondHost, startSecondHost } from '../helpers/second-host.js';
 
 const run = promisify(execFile);
 
@@ -166,39 +162,18 @@ describe('KYC documents on two hosts sharing PostgreSQL', () => {
   const firstDir = tempDataDir();
   const secondDir = tempDataDir();
   let first: Harness;
-  let second: { container: Container; app: App };
+  let second: SecondHost;
   let partner: TestAccount;
   let mid: string;
 
   beforeAll(async () => {
     first = await createHarness('postgres', { KOSH_DATA_DIR: firstDir });
-    const url = (first.container.db as { url?: string }).url!;
-    const config = loadConfig({
-      KOSH_LOG_LEVEL: 'silent',
-      KOSH_PUBLIC_URL: 'http://localhost:3000',
-      KOSH_DATA_DIR: secondDir,
-      KOSH_ENCRYPTION_KEY: first.container.config.encryptionKey!.toString('base64'),
-      KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
-      KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0',
-    });
-    const db = openPostgres(url, {
-      poolSize: 2,
-      connectTimeoutMs: 20_000,
-      statementTimeoutMs: 30_000,
-      transactionGuard: true,
-    });
-    const container = await createContainer(config, {
-      db,
-      migrate: false,
-      log: createLogger('silent'),
-    });
-    second = { container, app: await buildServer(container) };
+    second = await startSecondHost(first, { KOSH_DATA_DIR: secondDir });
     partner = await first.partner();
     mid = await newMerchant(first, partner);
   });
   afterAll(async () => {
-    await second?.app.close();
-    await second?.container.close();
+    await second?.close();
     await first?.close();
   });
 
