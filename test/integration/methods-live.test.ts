@@ -8,6 +8,12 @@ import { proprietorBody } from '../helpers/onboarding.js';
 import { paymentBody } from '../helpers/payments.js';
 
 const BASE = '/v1/api-portal';
+const upi = (intent: boolean, collect: boolean) => ({
+  intent,
+  collect,
+  payer_account_type: { bank_account: intent || collect, credit_card: false },
+});
+const UPI_OFF = upi(false, false);
 
 /**
  * Live methods on day one: an activated live merchant whose partner never chose its live methods
@@ -67,6 +73,8 @@ describeEachDatabase('live methods before and after the partner chooses', (harne
     const methods = await liveMethods();
     expect(methods.netbanking).toEqual({});
     expect(methods.wallet).toEqual({});
+    // UPI is on in the catalogue, but without a connector there is nothing to take it.
+    expect(methods.upi).toEqual(UPI_OFF);
   });
 
   it("offers the connector's banks and wallets of the catalogue once it adds a connector account", async () => {
@@ -90,6 +98,9 @@ describeEachDatabase('live methods before and after the partner chooses', (harne
     const methods = await liveMethods();
     expect(methods.netbanking).toEqual(expected.netbanking);
     expect(methods.wallet).toEqual(expected.wallet);
+    // Cashfree takes intent and collect; collect is off for the merchant until its partner turns it on.
+    expect(cashfree.upi).toEqual({ intent: true, collect: true });
+    expect(methods.upi).toEqual(upi(true, false));
     // What the provider does not map is not offered (Cashfree takes no PayZapp).
     expect(cashfree.wallet).not.toContain('payzapp');
     expect(methods.wallet.payzapp).toBeUndefined();
@@ -134,6 +145,51 @@ describeEachDatabase('live methods before and after the partner chooses', (harne
     expect(again.netbanking.HDFC).toBe('HDFC Bank');
     expect(again.netbanking.SBIN).toBeUndefined();
     expect(again.wallet.payzapp).toBeUndefined();
+  });
+
+  it('reports UPI collect only while the merchant has it on, and refuses a live collect payment while it is off', async () => {
+    const url = `${BASE}/merchants/${merchant.id}/methods/`;
+    const patch = async (upiChange: Record<string, boolean>) => {
+      const reply = await harness().request('PATCH', url, { auth: partner, json: { upi: upiChange } });
+      expect(reply.statusCode, reply.body).toBe(200);
+    };
+    await patch({ collect: true });
+    expect((await liveMethods()).upi).toEqual(upi(true, true));
+    await patch({ collect: false });
+    expect((await liveMethods()).upi).toEqual(upi(true, false));
+
+    const payments = async () =>
+      (
+        await harness().container.db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM payments WHERE account_id = $1',
+          [merchant.id],
+        )
+      )[0]?.n;
+    const before = await payments();
+    const order = await harness().request('POST', '/v1/orders/', {
+      auth: merchant,
+      json: { amount: 5000, currency: 'INR' },
+    });
+    const orderId = order.json().data.id as string;
+    const { bank: _bank, ...body } = paymentBody(orderId, {
+      method: 'upi',
+      upi: { flow: 'collect', vpa: 'asha@okbank' },
+    });
+    const refused = await harness().request('POST', '/v1/payments/create/s2s/', {
+      auth: merchant,
+      json: body,
+    });
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(refused.json().error).toMatchObject({ code: 'method_not_enabled', field: 'upi.flow' });
+    expect(await payments()).toBe(before);
+    const orderNow = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json()
+      .data;
+    expect(orderNow.status).toBe('created');
+    const events = await harness().container.db.query(
+      `SELECT type FROM events WHERE payload->'order'->>'id' = $1 OR payload->'payment'->>'order_id' = $1`,
+      [orderId],
+    );
+    expect(events).toEqual([]);
   });
 
   it('refuses a live payment with a bank the partner removed, before any provider call', async () => {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { verifyReturn } from '../../src/modules/payments/return-signature.js';
 import { describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
 import { proprietorBody } from '../helpers/onboarding.js';
 import { createOrder, eventsOf, paymentBody, RETURN_URL, returnFields } from '../helpers/payments.js';
@@ -385,6 +386,69 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
     expect(page.body).not.toContain('kosh-return');
   });
 
+  for (const withReturn of [true, false]) {
+    it(`works without script: the QR and the app button are markup, and the refresh fallback reaches ${withReturn ? 'the signed return' : 'the outcome'}`, async () => {
+      const { paymentId, orderId } = await start(
+        harness(),
+        merchant,
+        { flow: withReturn ? 'qr' : 'intent' },
+        withReturn ? {} : { overrides: { return_url: undefined } },
+      );
+      const url = `/v1/payments/${paymentId}/authentication/`;
+      const simulatorUrl = `${harness().container.config.publicUrl}/v1/payments/${paymentId}/upi-simulator/`;
+      const open = await harness().request('GET', url);
+      expect(open.statusCode).toBe(200);
+      // The fallback: in the head, only without script, reloading this same page every 5 seconds.
+      const head = /<head>([\s\S]*)<\/head>/.exec(open.body)?.[1] ?? '';
+      expect(head).toContain('<noscript><meta http-equiv="refresh" content="5"></noscript>');
+      expect(open.body.match(/http-equiv="refresh"/g)).toHaveLength(1);
+      // A reload asks Kosh again (never a cache); the CSP lets the QR's data: image in.
+      expect(open.headers['cache-control']).toBe('no-store');
+      expect(String(open.headers['content-security-policy'])).toMatch(/(^|; )img-src data:(;|$)/);
+      // Without its script the page still shows everything the customer acts on.
+      const markup = open.body.replace(/<script[^>]*>[\s\S]*?<\/script>/g, '');
+      expect(markup).not.toContain('<script');
+      expect(markup).not.toMatch(/<[^>]+\son[a-z]+\s*=/i);
+      const images = [...markup.matchAll(/<img[^>]*\ssrc="([^"]*)"/g)].map((match) => match[1] as string);
+      expect(images).toHaveLength(1);
+      expect(images[0]).toMatch(/^data:image\/png;base64,/);
+      expect(decodeQr(images[0] as string)).toBe(simulatorUrl);
+      expect(markup).toContain(`<a class="button" id="open-app" href="${simulatorUrl}">Open UPI app</a>`);
+      // Refreshing while the payment is open shows the same wait again.
+      const again = await harness().request('GET', url);
+      expect(again.statusCode).toBe(200);
+      expect(again.body).toContain('Waiting for your payment');
+      expect(again.body).toContain('<noscript><meta http-equiv="refresh" content="5"></noscript>');
+
+      // The customer pays on their phone; the next refresh leads on, and stops refreshing.
+      await simulate(paymentId, 'success');
+      const back = await harness().request('GET', url);
+      expect(back.statusCode).toBe(200);
+      expect(back.body).not.toContain('http-equiv="refresh"');
+      if (!withReturn) {
+        expect(back.body).toContain('Payment successful');
+        expect(back.body).not.toContain('<form');
+        return;
+      }
+      const form = /<form id="kosh-return" method="POST" action="([^"]+)">([\s\S]*?)<\/form>/.exec(back.body);
+      expect(form?.[1]).toBe(RETURN_URL);
+      // Without script the customer sends the return with a button; the CSP lets it go to the merchant.
+      expect(form?.[2]).toContain(
+        '<noscript><button type="submit">Continue to the merchant</button></noscript>',
+      );
+      expect(String(back.headers['content-security-policy'])).toContain(
+        `form-action 'self' http://localhost:3000 ${new URL(RETURN_URL).origin}`,
+      );
+      const fields = returnFields(back.body);
+      expect(fields).toMatchObject({ payment_id: paymentId, order_id: orderId, status: 'captured' });
+      const secret = (
+        await harness().request('GET', '/v1/payments/return-signing-secret/', { auth: merchant })
+      ).json().data.secret as string;
+      expect(verifyReturn(secret, fields as Parameters<typeof verifyReturn>[1])).toBe(true);
+    });
+  }
+
+  // A live payment refused by the sandbox UPI app: the shared UPI suite (test/helpers/providers/upi-suite.ts).
   it('keeps the sandbox UPI app and the status away from live payments and unknown ids', async () => {
     for (const path of ['upi-simulator', 'upi-status']) {
       const response = await harness().request('GET', `/v1/payments/pay_00000000000000000000000000/${path}/`);

@@ -186,19 +186,48 @@ describeEachDatabase('security: fuzzing the api-portal', (harness) => {
       {
         netbanking: toggles(SANDBOX_BANKS.map((bank) => bank.code)),
         wallet: toggles(SANDBOX_WALLETS.map((wallet) => wallet.code)),
+        upi: fc.record({ intent: fc.boolean(), collect: fc.boolean() }, { requiredKeys: [] }),
       },
       { requiredKeys: [] },
     );
     const near = {
       netbanking: [{ HDFC: 'false' }, { NOPE: true }, { hdfc: false }, [], { ['x'.repeat(21)]: true }],
       wallet: [{ payzapp: 1 }, { PAYZAPP: true }, null],
+      upi: [
+        true,
+        'intent',
+        [],
+        null,
+        { qr: true },
+        { intent: true, collect: true, payer_account_type: { bank_account: true } },
+        { intent: null },
+        { collect: 'yes' },
+        { intent: 1 },
+        { INTENT: true },
+      ],
+      'upi.intent': ['true', 'false', 1, 0, null, 'on', ''],
+      'upi.collect': ['true', 'false', 1, 0, null, 'on', ''],
     };
+    const upiSeen = new Set<string>();
     const statuses = await fuzzRoute(harness(), {
       method: 'PATCH',
       url: midUrl((mid) => `${BASE}/merchants/${mid}/methods/`),
       account: partner,
-      body: encodings(bodiesFrom(valid, ['netbanking', 'wallet'], near)),
+      body: encodings(bodiesFrom(valid, ['netbanking', 'wallet', 'upi', 'upi.intent', 'upi.collect'], near)),
+      onSuccess(reply) {
+        // Whatever was sent, the methods object stays well formed: bank accounts pay by UPI exactly
+        // when a UPI flow is on, and UPI never pays from a credit card.
+        const { upi } = reply.json().data;
+        expect(Object.keys(upi).sort()).toEqual(['collect', 'intent', 'payer_account_type']);
+        expect(upi.payer_account_type).toEqual({
+          bank_account: upi.intent || upi.collect,
+          credit_card: false,
+        });
+        upiSeen.add(`intent=${upi.intent}`).add(`collect=${upi.collect}`);
+      },
     });
+    // The generated bodies reached UPI: both flags were turned on and off.
+    expect([...upiSeen].sort()).toEqual(['collect=false', 'collect=true', 'intent=false', 'intent=true']);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(FUZZ_RUNS / 20);
     expect(statuses.get(400) ?? 0).toBeGreaterThan(FUZZ_RUNS / 20);
   }, 300_000);

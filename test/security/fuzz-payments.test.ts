@@ -1,10 +1,12 @@
 import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
+import { SANDBOX_CHOICES } from '../../src/connectors/sandbox/sandbox.connector.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
-import { choose, createOrder, createPayment, openPage } from '../helpers/payments.js';
+import { choose, createOrder, createPayment, eventsOf, openPage } from '../helpers/payments.js';
 import {
   bodiesFrom,
   encodings,
+  expectErrorPage,
   FUZZ_RUNS,
   fuzzLists,
   fuzzRoute,
@@ -240,6 +242,82 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
         .map(([payment, query]) => `/v1/payments/${payment}/refunds/?${query}`),
     ]);
     for (const counts of statuses) expect(counts.get(400) ?? 0).toBeGreaterThan(0);
+  }, 300_000);
+
+  it(`POST /v1/payments/<id>/upi-simulator/ (the sandbox UPI app): ${FUZZ_RUNS} generated requests, form and JSON`, async () => {
+    const startUpi = async () =>
+      (await createPayment(harness(), merchant, { method: 'upi', bank: undefined, upi: { flow: 'qr' } }))
+        .paymentId;
+    /** Opens the app's page, as a customer's phone does: the payment now holds a fresh token. */
+    const appToken = async (paymentId: string) => {
+      const page = await harness().request('GET', `/v1/payments/${paymentId}/upi-simulator/`);
+      expect(page.statusCode, page.body).toBe(200);
+      return /name="token" value="([^"]+)"/.exec(page.body)?.[1] as string;
+    };
+    // Open payments whose tokens the fuzzer never learns, one whose token it knows, one already
+    // paid, and a net-banking payment (not the app's).
+    const open = [await startUpi(), await startUpi(), await startUpi()];
+    for (const id of open) await appToken(id);
+    const known = await startUpi();
+    const knownToken = await appToken(known);
+    const paid = await startUpi();
+    await harness().request('POST', `/v1/payments/${paid}/upi-simulator/`, {
+      form: { token: await appToken(paid), choice: 'success' },
+    });
+    const netbanking = (await createPayment(harness(), merchant)).paymentId;
+
+    const valid = fc.record({
+      token: fc.oneof(
+        { weight: 1, arbitrary: fc.constant(knownToken) },
+        { weight: 2, arbitrary: fc.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
+        { weight: 2, arbitrary: shortText(100) },
+      ),
+      choice: fc.constantFrom(...SANDBOX_CHOICES, 'expire'),
+    });
+    const nearSimulator: Record<string, unknown[]> = {
+      token: ['', ' ', 'x'.repeat(101), '\u0000', 7, ['a', 'b'], { a: 1 }, null],
+      choice: ['SUCCESS', 'success ', 'approve', '', 'expire\u0000', ['success'], 1, null, 'late-success'],
+    };
+    const statuses = await fuzzRoute(harness(), {
+      method: 'POST',
+      url: fc
+        .constantFrom(
+          ...open,
+          ...open,
+          known,
+          paid,
+          netbanking,
+          'pay_00000000000000000000000000',
+          "pay_'--",
+          '%00',
+          '..%2F',
+          'p'.repeat(200),
+        )
+        .chain((id) =>
+          fc.constantFrom(`/v1/payments/${id}/upi-simulator/`, `/v1/payments/${id}/upi-simulator`),
+        ),
+      account: merchant,
+      body: encodings(bodiesFrom(valid, ['token', 'choice'], nearSimulator)),
+      expectError: expectErrorPage,
+      onSuccess(reply) {
+        expect(reply.statusCode).toBe(200);
+        expect(reply.headers['content-type']).toMatch(/^text\/html/);
+        expect(reply.body).toContain('<h1>Kosh sandbox UPI app</h1>');
+      },
+    });
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
+    expect(statuses.get(400) ?? 0).toBeGreaterThan(FUZZ_RUNS / 5);
+    expect(statuses.get(404) ?? 0).toBeGreaterThan(FUZZ_RUNS / 20);
+    expect(statuses.get(409) ?? 0).toBeGreaterThan(FUZZ_RUNS / 20);
+    // No wrong token moved a payment: the open ones are open and told nobody anything.
+    const events = await eventsOf(harness(), merchant.id);
+    const eventsFor = (id: string) => events.filter((event) => event.payload.payment?.id === id);
+    for (const id of open) {
+      const payment = (await harness().request('GET', `/v1/payments/${id}/`, { auth: merchant })).json().data;
+      expect(payment.status).toBe('created');
+      expect(eventsFor(id)).toEqual([]);
+    }
+    expect(eventsFor(paid).filter((event) => event.type === 'payment.captured')).toHaveLength(1);
   }, 300_000);
 
   it('logs no secret, no Authorization value', () => {

@@ -219,6 +219,21 @@ export function expectErrorEnvelope(reply: LightMyRequestResponse): void {
   expect(body.error.request_id).toBe(reply.headers['x-request-id']);
 }
 
+/**
+ * A refusal on a customer's browser page: an HTML page (never JSON, never a stack trace) with the
+ * headers every page carries, that says in Kosh's words what went wrong.
+ */
+export function expectErrorPage(reply: LightMyRequestResponse): void {
+  expect(reply.statusCode).toBeGreaterThanOrEqual(400);
+  expect(reply.headers['content-type']).toMatch(/^text\/html/);
+  expect(reply.headers['cache-control']).toBe('no-store');
+  expect(String(reply.headers['content-security-policy'])).toMatch(/^default-src 'none'; /);
+  const main = /<main>([\s\S]*)<\/main>/.exec(reply.body)?.[1] ?? '';
+  expect(main, reply.body.slice(0, 300)).toMatch(/<h1>[^<]+<\/h1>/);
+  expect(main).not.toMatch(RAW_VALIDATOR_WORDING);
+  expect(main).not.toMatch(/\bat \S+ \(|\.(ts|js):\d+/);
+}
+
 export interface FuzzRouteOptions {
   method: InjectOptions['method'];
   /** The URL, or an arbitrary of URLs (query strings, path ids). */
@@ -232,6 +247,8 @@ export interface FuzzRouteOptions {
   checkUnchanged?: boolean;
   /** Checks a 2xx reply further (its shape). */
   onSuccess?(reply: LightMyRequestResponse): void;
+  /** Checks a refusal (default: the JSON error envelope; a browser page's route passes expectErrorPage). */
+  expectError?(reply: LightMyRequestResponse): void;
 }
 
 /** Runs the property and returns how many replies each status got (to check the mix is useful). */
@@ -267,7 +284,7 @@ export async function fuzzRoute(harness: Harness, options: FuzzRouteOptions): Pr
       const previous = before;
       before = after;
       if (reply.statusCode >= 400) {
-        expectErrorEnvelope(reply);
+        (options.expectError ?? expectErrorEnvelope)(reply);
         expect(after, 'a rejected request changed data').toBe(previous);
       } else {
         options.onSuccess?.(reply);

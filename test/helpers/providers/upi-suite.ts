@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { maskVpa } from '../../../src/connectors/upi.js';
 import type { SendRequest } from '../../../src/modules/webhooks/http-sender.js';
@@ -294,6 +295,59 @@ export function upiProviderSuite(provider: () => UpiProviderUnderTest) {
         await sync(2_000);
         expect(await payment(paymentId)).toMatchObject({ status: 'failed', error_code: 'upi_expired' });
         expect(await captures(paymentId)).toBe(0);
+      });
+
+      it('the sandbox UPI app never acts on a live payment: 404 as for an unknown payment, nothing changes', async () => {
+        setTiming('none');
+        const { paymentId } = await start('qr');
+        const before = await payment(paymentId);
+        expect(before.status).toBe('created');
+        const attempts = fake().attemptsFor(paymentId).length;
+        // Kosh's page for a live payment offers the provider's link, never the sandbox app.
+        const page = await openPage(paymentId);
+        expect(page).toContain('upi://pay?');
+        expect(page).not.toContain('upi-simulator');
+
+        const unknownId = 'pay_00000000000000000000000000';
+        /** The page's message with the payment id taken out (the nonce differs per page). */
+        const main = (body: string, id: string) =>
+          /<main>[\s\S]*<\/main>/.exec(body.replaceAll(id, '<id>'))?.[0];
+        const unknown = await harness().request('GET', `/v1/payments/${unknownId}/upi-simulator/`);
+        expect(unknown.statusCode).toBe(404);
+        const shown = await harness().request('GET', `/v1/payments/${paymentId}/upi-simulator/`);
+        expect(shown.statusCode).toBe(404);
+        expect(shown.body).not.toContain('name="token"');
+        expect(main(shown.body, paymentId)).toBe(main(unknown.body, unknownId));
+
+        // Any token, even one whose hash the payment holds, with the choice that would capture it.
+        const token = 'a-token-the-payment-holds';
+        await harness().container.db.query('UPDATE payments SET auth_token_hash = $2 WHERE id = $1', [
+          paymentId,
+          createHash('sha256').update(token).digest(),
+        ]);
+        for (const [body, options] of [
+          [{ token, choice: 'success' }, 'form'],
+          [{ token: 'forged', choice: 'success' }, 'form'],
+          [{ token, choice: 'success' }, 'json'],
+        ] as const) {
+          const posted = await harness().request(
+            'POST',
+            `/v1/payments/${paymentId}/upi-simulator/`,
+            options === 'form' ? { form: body } : { json: body },
+          );
+          expect(posted.statusCode, `${options} ${body.token}`).toBe(404);
+          expect(main(posted.body, paymentId)).toBe(main(unknown.body, unknownId));
+        }
+
+        const after = await payment(paymentId);
+        expect(after).toEqual(before);
+        const events = await harness().container.db.query(
+          `SELECT type FROM events WHERE payload->'payment'->>'id' = $1`,
+          [paymentId],
+        );
+        expect(events).toEqual([]);
+        expect(fake().attemptsFor(paymentId)).toHaveLength(attempts);
+        expect(fake().ordersFor(paymentId)).toBe(1);
       });
 
       it('a captured UPI payment is refunded in full, once at the provider', async () => {
