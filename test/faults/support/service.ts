@@ -20,6 +20,8 @@ export class Service {
     readonly port: number,
     readonly env: NodeJS.ProcessEnv,
     readonly extraArgs: string[] = [],
+    /** Keep the per-key limits of `env` (by default they are lifted: see `start`). */
+    readonly keepRateLimits = false,
   ) {}
 
   get url(): string {
@@ -42,8 +44,9 @@ export class Service {
         env: {
           ...this.env,
           KOSH_REQUEST_LOG: 'false',
-          KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
-          KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0',
+          ...(this.keepRateLimits
+            ? {}
+            : { KOSH_RATE_LIMIT_TEST_PER_SECOND: '0', KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0' }),
         },
         cwd: ROOT,
         detached: true,
