@@ -52,6 +52,9 @@ const { values } = parseArgs({
     only: { type: 'string' },
     scale: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    // Test keys limited to N requests a second (bursts of 2N) instead of no limit: what the
+    // deployment-wide limiter costs a request (docs/rate-limits.md). N must stay above the bench's rate.
+    'rate-limit': { type: 'string' },
     out: { type: 'string', default: path.join(ROOT, 'bench/results') },
   },
 });
@@ -154,7 +157,8 @@ async function main(): Promise<void> {
     KOSH_DATA_DIR: dataDir,
     // The bench drives one key far past its rate limit on purpose: off (0), as docs/rate-limits.md
     // documents, or it would measure 429s. The failed-authentication throttle stays on (never hit).
-    KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
+    KOSH_RATE_LIMIT_TEST_PER_SECOND: values['rate-limit'] ?? '0',
+    KOSH_RATE_LIMIT_TEST_BURST: String(2 * Number(values['rate-limit'] ?? 0) || 100),
     KOSH_RATE_LIMIT_LIVE_PER_SECOND: '0',
     DATABASE_URL: values.pglite ? '' : databaseUrl(databaseName),
     KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -293,6 +297,7 @@ async function main(): Promise<void> {
         connections: load.connections,
         duration_s: load.durationSeconds,
         warmup_s: load.warmupSeconds,
+        ...(values['rate-limit'] ? { rate_limit_per_second: Number(values['rate-limit']) } : {}),
       },
       baselines: baselines.map((b) => ({ ...b, description: BASELINE_DESCRIPTIONS[b.name] })),
       scenarios: results,
