@@ -6,7 +6,7 @@ import { basicAuth } from '../helpers/harness.js';
 import { FILES, multipart, proprietorBody } from '../helpers/onboarding.js';
 import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { checkPaymentInvariants, openPastDeadline } from './support/payment-invariants.js';
-import { chooseSuccess, PAYMENT_WORKLOAD, paymentBody } from './support/payment-workload.js';
+import { chooseSuccess, PAYMENT_WORKLOAD, paymentBody, REFUND_WORKLOAD } from './support/payment-workload.js';
 import { freePort } from './support/postgres-instance.js';
 import { Service } from './support/service.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
@@ -24,7 +24,15 @@ import {
  * Two hosts behind a load balancer (docs/deployment.md): two `kosh serve` processes with their own
  * data folders and ports on one PostgreSQL, driven round-robin. Nothing may live on one host only.
  */
-const PAYMENT_EVENTS = ['payment.pending', 'payment.captured', 'payment.failed', 'order.paid'];
+const PAYMENT_EVENTS = [
+  'payment.pending',
+  'payment.captured',
+  'payment.failed',
+  'order.paid',
+  'refund.created',
+  'refund.processed',
+  'refund.failed',
+];
 /** Short deadlines so that the checks can wait past them: created payments expire, pending ones time out. */
 const EXPIRY_SECONDS = 10;
 const SETTLE_SECONDS = 2;
@@ -315,7 +323,7 @@ describe('two hosts on one PostgreSQL', () => {
   }, 90_000);
 
   it('loses nothing acknowledged when one host is killed with -9 under load, and the survivor finishes every open payment', async () => {
-    const workloads: Workload[] = [ORDER_WORKLOAD, PAYMENT_WORKLOAD];
+    const workloads: Workload[] = [ORDER_WORKLOAD, PAYMENT_WORKLOAD, REFUND_WORKLOAD];
     const before = new Set(await eventIds(client));
     const load = paced(client, workloads, 40);
     await sleep(4_000);
@@ -327,9 +335,11 @@ describe('two hosts on one PostgreSQL', () => {
     const counts = await verifyAll(client, workloads, load.acknowledged);
     printCounts('two hosts, kill -9', counts);
     for (const count of Object.values(counts)) {
-      expect(count.acknowledged).toBeGreaterThan(40);
+      expect(count.acknowledged).toBeGreaterThan(30);
       expect(count.lost).toEqual([]);
     }
+    // Refunds were acknowledged on both sides of the kill, not only orders and payments.
+    expect(load.acknowledged.filter((ack) => ack.id.startsWith('rfnd_')).length).toBeGreaterThan(10);
 
     // The survivor's reconciler and delivery worker take over what the dead host had leased.
     await sleep((EXPIRY_SECONDS + 3) * 1000);

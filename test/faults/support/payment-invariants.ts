@@ -75,8 +75,9 @@ export async function pendingPastDeadline(databaseUrl: string, timeoutSeconds: n
 }
 
 /**
- * Payments still open past their deadline: `created` ones older than the payment expiry and
- * `pending` ones past the pending timeout (both `seconds` in the checks that use this). The
+ * Payments and refunds still open past their deadline: `created` payments older than the payment
+ * expiry, `pending` ones past the pending timeout, and `pending` refunds older than that too (the
+ * sandbox processes one in KOSH_SANDBOX_REFUND_SECONDS); `seconds` in the checks that use this. The
  * reconciler of some live process owns each of them, so after it has run there must be none.
  */
 export async function openPastDeadline(databaseUrl: string, seconds: number): Promise<string[]> {
@@ -86,7 +87,9 @@ export async function openPastDeadline(databaseUrl: string, seconds: number): Pr
     const result = await client.query<{ id: string }>(
       `SELECT id FROM payments
        WHERE (status = 'created' AND created_at < now() - make_interval(secs => $1))
-          OR (status = 'pending' AND pending_at < now() - make_interval(secs => $1))`,
+          OR (status = 'pending' AND pending_at < now() - make_interval(secs => $1))
+       UNION ALL
+       SELECT id FROM refunds WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1)`,
       [seconds],
     );
     return result.rows.map((row) => row.id);

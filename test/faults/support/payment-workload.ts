@@ -85,3 +85,56 @@ export const PAYMENT_WORKLOAD: Workload = {
     return Object.entries(acknowledged.expected).every(([key, value]) => object[key] === value);
   },
 };
+
+/**
+ * A whole charge (order, S2S payment, Success on the bank page), then a full refund of it.
+ * Acknowledged: the order and payment as in PAYMENT_WORKLOAD, and each refund a 200 returned,
+ * with its payment and amount (its status moves on by itself, so it is not compared).
+ */
+export const REFUND_WORKLOAD: Workload = {
+  name: 'refunds',
+  async send(client, sequence) {
+    const amount = 3000 + (sequence % 100_000);
+    const order = await client.request('POST', '/v1/orders/', { amount, currency: 'INR' });
+    if (order.status !== 200) return { outcome: order };
+    const orderId: string = order.body.data.id;
+    const acknowledged: Acknowledged[] = [
+      { workload: 'refunds', id: orderId, expected: { amount, currency: 'INR' } },
+    ];
+    const created = await client.request(
+      'POST',
+      '/v1/payments/create/s2s/',
+      paymentBody(orderId, amount, false),
+    );
+    if (created.status !== 200) return { outcome: created, acknowledged };
+    const paymentId: string = created.body.payment_id;
+    const payment: Acknowledged = {
+      workload: 'refunds',
+      id: paymentId,
+      expected: { order_id: orderId, amount },
+    };
+    acknowledged.push(payment);
+    if ((await chooseSuccess(client, paymentId)) !== 'captured') return { outcome: created, acknowledged };
+    payment.expected.status = 'captured';
+    const refund = await client.request('POST', `/v1/payments/${paymentId}/refunds/`, {});
+    if (refund.status === 200) {
+      acknowledged.push({
+        workload: 'refunds',
+        id: refund.body.data.id,
+        expected: { payment_id: paymentId, amount },
+      });
+    }
+    return { outcome: refund, acknowledged };
+  },
+  async verify(client, acknowledged) {
+    const kind = acknowledged.id.startsWith('order_')
+      ? 'orders'
+      : acknowledged.id.startsWith('pay_')
+        ? 'payments'
+        : 'refunds';
+    const outcome = await readBack(client, `/v1/${kind}/${acknowledged.id}/`);
+    if (outcome.status !== 200) return false;
+    const object = outcome.body.data;
+    return Object.entries(acknowledged.expected).every(([key, value]) => object[key] === value);
+  },
+};
