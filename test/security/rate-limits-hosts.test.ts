@@ -121,4 +121,18 @@ describe('rate limits across two hosts sharing PostgreSQL', () => {
       expect(right.statusCode).toBe(200);
     }
   });
+  it('forgets buckets idle for longer than they take to fill and failure windows that ended', async () => {
+    const idle = await first.merchant('Idle');
+    expect((await send(1, idle.auth, '10.3.0.1', 1)).codes[200]).toBe(1);
+    first.clock.advance(3_600_001);
+    const fresh = await first.merchant('Fresh');
+    expect((await send(1, fresh.auth, '10.3.0.1', 1)).codes[200]).toBe(1);
+    const purge = first.container.services.limits.purgeJob();
+    expect(await purge?.run(new AbortController().signal)).toBeGreaterThan(0);
+    const keys = await first.container.db.query<{ key: string }>('SELECT key FROM rate_limit_buckets');
+    expect(keys.map((row) => row.key)).toEqual([fresh.credentials.api_key]);
+    // The address of the test above failed more than an hour ago (a window of 60 s).
+    expect(await first.container.db.query('SELECT address FROM auth_failure_windows')).toEqual([]);
+    expect(await purge?.run(new AbortController().signal)).toBe(0);
+  });
 });
