@@ -83,6 +83,29 @@ describe('rate limits across two hosts sharing PostgreSQL', () => {
     );
   });
 
+  it('lets a burst pass the limit by at most the lease another host still holds', async () => {
+    // The documented bound (docs/rate-limits.md): a lease's tokens are taken from the shared bucket
+    // when it is granted and may be spent up to a second later, after the bucket has refilled.
+    const key = await first.merchant('Held Lease');
+    const fromHost = (host: App, count: number) =>
+      Promise.all(
+        Array.from({ length: count }, () =>
+          host.inject({ method: 'GET', url: '/v1/orders/?limit=1', headers: { authorization: key.auth } }),
+        ),
+      ).then((replies) => replies.filter((reply) => reply.statusCode === 200).length);
+    // The first host takes a lease of 10 and spends 1; the bucket holds 190, then refills to 200.
+    expect(await fromHost(first.app, 1)).toBe(1);
+    first.clock.advance(100);
+    // In the same instant the second host drains the whole bucket and the first spends its lease.
+    const drained = await fromHost(second.app, 250);
+    const held = await fromHost(first.app, 20);
+    expect(drained).toBe(200);
+    expect(held).toBe(9);
+    // 209 in one instant: the burst (200) plus what one lease (10) held, never more.
+    expect(drained + held).toBeLessThanOrEqual(200 + 10);
+    first.clock.advance(2_000);
+  });
+
   it('blocks an address on both hosts once its failures on both together reach the limit', async () => {
     const victim = await first.merchant('Victim');
     const wrong = `Basic ${Buffer.from(`${victim.credentials.api_key}:sk_test_wrong`).toString('base64')}`;
@@ -120,5 +143,19 @@ describe('rate limits across two hosts sharing PostgreSQL', () => {
       });
       expect(right.statusCode).toBe(200);
     }
+  });
+  it('forgets buckets idle for longer than they take to fill and failure windows that ended', async () => {
+    const idle = await first.merchant('Idle');
+    expect((await send(1, idle.auth, '10.3.0.1', 1)).codes[200]).toBe(1);
+    first.clock.advance(3_600_001);
+    const fresh = await first.merchant('Fresh');
+    expect((await send(1, fresh.auth, '10.3.0.1', 1)).codes[200]).toBe(1);
+    const purge = first.container.services.limits.purgeJob();
+    expect(await purge?.run(new AbortController().signal)).toBeGreaterThan(0);
+    const keys = await first.container.db.query<{ key: string }>('SELECT key FROM rate_limit_buckets');
+    expect(keys.map((row) => row.key)).toEqual([fresh.credentials.api_key]);
+    // The address of the test above failed more than an hour ago (a window of 60 s).
+    expect(await first.container.db.query('SELECT address FROM auth_failure_windows')).toEqual([]);
+    expect(await purge?.run(new AbortController().signal)).toBe(0);
   });
 });

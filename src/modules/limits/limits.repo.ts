@@ -69,16 +69,22 @@ export function createLimitsRepo() {
       return { failures: Number(row!.failures), endsAt: new Date(row!.ends_at) };
     },
 
-    /** Deletes up to `limit` buckets untouched since `before` (full again by then) and ended windows. */
+    /**
+     * Deletes up to `limit` buckets untouched since `before` (full again by then) and ended windows.
+     * Several processes may purge at once (SKIP LOCKED), and a row a lease or a failure touched
+     * after the batch was chosen is kept: the condition is checked again on the row it finds.
+     */
     async purge(db: Queryable, at: Date, before: Date, limit: number): Promise<number> {
       const buckets = await db.query(
-        `DELETE FROM rate_limit_buckets WHERE key IN
-           (SELECT key FROM rate_limit_buckets WHERE refilled_at < $1 LIMIT $2) RETURNING 1`,
+        `DELETE FROM rate_limit_buckets WHERE refilled_at < $1 AND key IN
+           (SELECT key FROM rate_limit_buckets WHERE refilled_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING 1`,
         [before, limit],
       );
       const windows = await db.query(
-        `DELETE FROM auth_failure_windows WHERE address IN
-           (SELECT address FROM auth_failure_windows WHERE ends_at <= $1 LIMIT $2) RETURNING 1`,
+        `DELETE FROM auth_failure_windows WHERE ends_at <= $1 AND address IN
+           (SELECT address FROM auth_failure_windows WHERE ends_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING 1`,
         [at, limit],
       );
       return buckets.length + windows.length;

@@ -23,6 +23,13 @@ export interface LimitsService {
 /** How long a lease's unspent tokens may be spent: they were taken from the shared bucket already. */
 const LEASE_MS = 1_000;
 
+/**
+ * After the shared store could not be asked, how long this process counts alone before asking it
+ * again: in an outage each question would wait for the connection timeout (5 s by default) and log
+ * a line, on every request a lease would have covered.
+ */
+export const ALONE_MS = 5_000;
+
 /** A tenth of a second's tokens (and of the burst) per lease: few round trips, little held back. */
 export function leaseSize(perSecond: number, burst: number): number {
   return Math.max(1, Math.min(Math.ceil(perSecond / 10), Math.floor(burst / 10)));
@@ -65,8 +72,9 @@ export function createLocalLimits(limits: RateLimits, clock: Clock): LimitsServi
  * process takes a lease of `leaseSize` tokens at a time with one atomic statement, then spends it
  * without asking again. The sum over all processes can never pass what the shared bucket grants;
  * tokens a lease still holds when it lapses are lost, which only makes the limit slightly stricter.
- * If the database cannot be asked, this process falls back to its own bucket for the key (the
- * request's own work fails on such a database anyway).
+ * If the database cannot be asked, this process falls back to its own buckets and failure counts
+ * for `ALONE_MS` before it asks again, and says so once (the request's own work fails on such a
+ * database anyway).
  */
 export function createSharedLimits(deps: {
   db: Db;
@@ -82,6 +90,24 @@ export function createSharedLimits(deps: {
   const local = new FailureThrottle(limits.authFailures, limits.authFailureWindowSeconds * 1000);
   const blocked = new BoundedMap<number>(100_000);
   const windowMs = limits.authFailureWindowSeconds * 1000;
+  /** Until when this process counts alone (the shared store failed); 0 while it answers. */
+  let aloneUntil = 0;
+  function storeFailed(error: unknown): void {
+    const now = clock.now().getTime();
+    if (aloneUntil === 0) {
+      log.warn(
+        { err: error, retry_in_ms: ALONE_MS },
+        'the shared rate limits could not be read; this process counts alone until they can',
+      );
+    }
+    aloneUntil = now + ALONE_MS;
+  }
+  function storeAnswered(): void {
+    if (aloneUntil === 0) return;
+    aloneUntil = 0;
+    log.info('the shared rate limits answer again; this process no longer counts alone');
+  }
+  const alone = () => aloneUntil > 0 && clock.now().getTime() < aloneUntil;
   const fullAfterMs = Math.max(
     3_600_000,
     ...(['test', 'live'] as const).map((mode) =>
@@ -96,6 +122,7 @@ export function createSharedLimits(deps: {
     const renewal = repo
       .lease(db, key, at, perSecond, burst, leaseSize(perSecond, burst))
       .then(({ granted, tokens }) => {
+        storeAnswered();
         const now = at.getTime();
         leases.set(key, {
           tokens: granted,
@@ -121,10 +148,11 @@ export function createSharedLimits(deps: {
         return answer(false, lease.shared, perSecond, burst, lease.refusedUntil - now);
       }
     }
+    if (alone()) return fallback.take(key, now, perSecond, burst);
     return renew(key, perSecond, burst).then(
       () => take(key, perSecond, burst),
       (error: unknown) => {
-        log.warn({ err: error }, 'the shared rate limit could not be read; this process counts alone');
+        storeFailed(error);
         return fallback.take(key, clock.now().getTime(), perSecond, burst);
       },
     );
@@ -141,15 +169,13 @@ export function createSharedLimits(deps: {
     async recordFailure(address) {
       const at = clock.now();
       local.recordFailure(address, at.getTime());
-      if (limits.authFailures <= 0) return;
+      if (limits.authFailures <= 0 || alone()) return;
       // Failures are rare: each is counted for the whole deployment before it is answered, and the
       // count tells this process when the address has used up its window on every host together.
-      await repo.recordFailure(db, address, at, windowMs).then(
-        ({ failures, endsAt }) => {
-          if (failures >= limits.authFailures) blocked.set(address, endsAt.getTime());
-        },
-        (error: unknown) => log.warn({ err: error }, 'a failed authentication could not be counted'),
-      );
+      await repo.recordFailure(db, address, at, windowMs).then(({ failures, endsAt }) => {
+        storeAnswered();
+        if (failures >= limits.authFailures) blocked.set(address, endsAt.getTime());
+      }, storeFailed);
     },
     purgeJob: () => ({
       name: 'rate-limit-purge',
