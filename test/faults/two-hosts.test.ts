@@ -12,6 +12,7 @@ import { Service } from './support/service.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 import {
   type Client,
+  eventIdsOf,
   httpClient,
   ORDER_WORKLOAD,
   paced,
@@ -54,21 +55,8 @@ function roundRobin(hosts: () => Service[], auth: string): Client {
   );
 }
 
-/** Every page of the key's payment and order events. */
-async function eventIds(client: Client, filter = ''): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.request(
-      'GET',
-      `/v1/events/?limit=100${filter}${cursor ? `&cursor=${cursor}` : ''}`,
-    );
-    expect(page.status).toBe(200);
-    for (const event of page.body.data) if (PAYMENT_EVENTS.includes(event.type)) ids.push(event.id);
-    cursor = page.body.has_more ? page.body.next_cursor : undefined;
-  } while (cursor);
-  return ids;
-}
+/** Every page of the key's payment, order and refund events. */
+const eventIds = (client: Client, filter = '') => eventIdsOf(client, PAYMENT_EVENTS, filter);
 
 async function waitUntil(check: () => Promise<boolean>, limitMs: number): Promise<boolean> {
   const deadline = Date.now() + limitMs;
@@ -141,6 +129,15 @@ describe('two hosts on one PostgreSQL', () => {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
+  /** A partner made with `kosh partner create`, and a merchant it onboarded through `host`. */
+  async function partnerWithMerchant(name: string, host: Service): Promise<{ partner: string; mid: string }> {
+    const { stdout } = await fixture.kosh(['partner', 'create', '--name', name, '--json']);
+    const partner = basicAuth(JSON.parse(stdout));
+    const onboarded = await call(host, 'POST', '/v1/api-portal/merchants/', partner, proprietorBody());
+    expect(onboarded.status).toBe(200);
+    return { partner, mid: ((await onboarded.json()) as { data: { id: string } }).data.id };
+  }
+
   /** Polls `host` until `seen` holds; the milliseconds it took. */
   async function timeUntil(seen: () => Promise<boolean>): Promise<number> {
     const started = performance.now();
@@ -176,11 +173,7 @@ describe('two hosts on one PostgreSQL', () => {
   });
 
   it('offers on one host, within a second, a methods change a partner made on the other', async () => {
-    const { stdout } = await fixture.kosh(['partner', 'create', '--name', 'Two Hosts Partner', '--json']);
-    const partner = basicAuth(JSON.parse(stdout));
-    const onboarded = await call(a(), 'POST', '/v1/api-portal/merchants/', partner, proprietorBody());
-    expect(onboarded.status).toBe(200);
-    const mid = ((await onboarded.json()) as { data: { id: string } }).data.id;
+    const { partner, mid } = await partnerWithMerchant('Two Hosts Partner', a());
     const issued = await call(b(), 'POST', `/v1/api-portal/merchants/${mid}/keys/`, partner, {
       mode: 'test',
     });
@@ -205,11 +198,7 @@ describe('two hosts on one PostgreSQL', () => {
   });
 
   it('downloads through one host a KYC document uploaded through the other, and through neither a file', async () => {
-    const { stdout } = await fixture.kosh(['partner', 'create', '--name', 'Documents Partner', '--json']);
-    const partner = basicAuth(JSON.parse(stdout));
-    const onboarded = await call(b(), 'POST', '/v1/api-portal/merchants/', partner, proprietorBody());
-    expect(onboarded.status).toBe(200);
-    const mid = ((await onboarded.json()) as { data: { id: string } }).data.id;
+    const { partner, mid } = await partnerWithMerchant('Documents Partner', b());
     const { payload, headers } = multipart([
       { name: 'document_type', value: 'pan' },
       { name: 'file', filename: 'pan.pdf', content: FILES.pdf, contentType: 'application/pdf' },

@@ -4,7 +4,7 @@ import { chooseSuccess, paymentBody } from './support/payment-workload.js';
 import { freePort } from './support/postgres-instance.js';
 import { Service } from './support/service.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
-import { type Client, httpClient } from './support/workload.js';
+import { type Client, eventIdsOf, httpClient } from './support/workload.js';
 
 const PAYMENT_EVENTS = ['payment.pending', 'payment.captured', 'payment.failed', 'order.paid'];
 /** Charges started while the receiver is down: the first half refused, the second half answered 500. */
@@ -18,20 +18,7 @@ const DELIVERY_LIMIT_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Payment and order events of the key's account from the events API (every page); `filter` narrows them. */
-async function events(client: Client, filter = ''): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.request(
-      'GET',
-      `/v1/events/?limit=100${filter}${cursor ? `&cursor=${cursor}` : ''}`,
-    );
-    expect(page.status).toBe(200);
-    for (const event of page.body.data) if (PAYMENT_EVENTS.includes(event.type)) ids.push(event.id);
-    cursor = page.body.has_more ? page.body.next_cursor : undefined;
-  } while (cursor);
-  return ids;
-}
+const events = (client: Client, filter = '') => eventIdsOf(client, PAYMENT_EVENTS, filter);
 
 const undelivered = (client: Client) => events(client, '&delivery_success=false');
 

@@ -194,3 +194,19 @@ export function printCounts(check: string, counts: Awaited<ReturnType<typeof ver
     );
   }
 }
+
+/** Ids of the key's events of the given types from the events API (every page); `filter` narrows them. */
+export async function eventIdsOf(client: Client, types: readonly string[], filter = ''): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.request(
+      'GET',
+      `/v1/events/?limit=100${filter}${cursor ? `&cursor=${cursor}` : ''}`,
+    );
+    if (page.status !== 200) throw new Error(`the events API answered ${page.status}`);
+    for (const event of page.body.data) if (types.includes(event.type)) ids.push(event.id);
+    cursor = page.body.has_more ? page.body.next_cursor : undefined;
+  } while (cursor);
+  return ids;
+}
