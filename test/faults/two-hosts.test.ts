@@ -129,6 +129,20 @@ describe('two hosts on one PostgreSQL', () => {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
+  /** Another test key of the check's merchant, issued with `kosh keys create`. */
+  async function newTestKey(): Promise<{ api_key: string; secret_key: string }> {
+    const { stdout } = await fixture.kosh([
+      'keys',
+      'create',
+      '--account',
+      fixture.accountId,
+      '--mode',
+      'test',
+      '--json',
+    ]);
+    return JSON.parse(stdout);
+  }
+
   /** A partner made with `kosh partner create`, and a merchant it onboarded through `host`. */
   async function partnerWithMerchant(name: string, host: Service): Promise<{ partner: string; mid: string }> {
     const { stdout } = await fixture.kosh(['partner', 'create', '--name', name, '--json']);
@@ -149,16 +163,7 @@ describe('two hosts on one PostgreSQL', () => {
   }
 
   it('refuses on one host, within a second, a key revoked on the other', async () => {
-    const issued = await fixture.kosh([
-      'keys',
-      'create',
-      '--account',
-      fixture.accountId,
-      '--mode',
-      'test',
-      '--json',
-    ]);
-    const second = JSON.parse(issued.stdout) as { api_key: string; secret_key: string };
+    const second = await newTestKey();
     const secondAuth = basicAuth(second);
     // Both hosts have the key in their caches.
     for (const host of hosts) expect((await call(host, 'GET', '/v1/orders/', secondAuth)).status).toBe(200);
@@ -366,16 +371,7 @@ describe('two hosts on one PostgreSQL', () => {
       hosts[index] = new Service(host.port, { ...host.env, ...limited }, host.extraArgs, true);
     }
     await Promise.all(hosts.map((host) => host.start()));
-    const key = await fixture.kosh([
-      'keys',
-      'create',
-      '--account',
-      fixture.accountId,
-      '--mode',
-      'test',
-      '--json',
-    ]);
-    const auth = basicAuth(JSON.parse(key.stdout));
+    const auth = basicAuth(await newTestKey());
     let sent = 0;
     let allowed = 0;
     let refused = 0;
