@@ -86,8 +86,9 @@ export function createSharedLimits(deps: {
   const { db, repo, limits, clock, log } = deps;
   const leases = new BoundedMap<Lease>(100_000);
   const renewing = new Map<string, Promise<void>>();
-  const fallback = new TokenBuckets();
-  const local = new FailureThrottle(limits.authFailures, limits.authFailureWindowSeconds * 1000);
+  // This process's own counts: what it falls back to while the shared store cannot be asked, and
+  // the failures it saw itself (which block an address before the shared count comes back).
+  const own = createLocalLimits(limits, clock);
   const blocked = new BoundedMap<number>(100_000);
   const windowMs = limits.authFailureWindowSeconds * 1000;
   /** Until when this process counts alone (the shared store failed); 0 while it answers. */
@@ -148,12 +149,12 @@ export function createSharedLimits(deps: {
         return answer(false, lease.shared, perSecond, burst, lease.refusedUntil - now);
       }
     }
-    if (alone()) return fallback.take(key, now, perSecond, burst);
+    if (alone()) return own.take(key, perSecond, burst);
     return renew(key, perSecond, burst).then(
       () => take(key, perSecond, burst),
       (error: unknown) => {
         storeFailed(error);
-        return fallback.take(key, clock.now().getTime(), perSecond, burst);
+        return own.take(key, perSecond, burst);
       },
     );
   }
@@ -164,11 +165,11 @@ export function createSharedLimits(deps: {
       const now = clock.now().getTime();
       const until = blocked.get(address) ?? 0;
       const shared = until > now ? Math.max(1, Math.ceil((until - now) / 1000)) : 0;
-      return Math.max(shared, local.blockedFor(address, now));
+      return Math.max(shared, own.blockedFor(address));
     },
     async recordFailure(address) {
       const at = clock.now();
-      local.recordFailure(address, at.getTime());
+      await own.recordFailure(address);
       if (limits.authFailures <= 0 || alone()) return;
       // Failures are rare: each is counted for the whole deployment before it is answered, and the
       // count tells this process when the address has used up its window on every host together.
