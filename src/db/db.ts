@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { KoshError } from '../domain/errors.js';
+import { type BatchStatement, isParsed, runBatch } from './batch.js';
 
 /**
  * A statement PostgreSQL parses and plans once per connection and then only executes. For the hot
@@ -22,6 +23,12 @@ export interface StatementPart<Texts extends string> {
   params: unknown[];
 }
 
+/**
+ * Told of every round trip a database handle makes, with the statements it carried (a prepared
+ * statement's name, or the SQL text): how tests prove what the hot path sends.
+ */
+export type RoundTripObserver = (statements: readonly string[]) => void;
+
 /** The one query interface every repository uses: plain SQL with positional parameters. */
 export interface Queryable {
   query<Row = Record<string, unknown>>(
@@ -38,8 +45,18 @@ export interface Db extends Queryable {
    * SAVEPOINT of it, so code written against a `Db` composes with a caller's transaction when it is
    * handed that `Db` (the Idempotency-Key wrapper wires the request's services to it). There is
    * no ambient transaction: a query sent through another handle runs on another connection.
+   * BEGIN travels with the transaction's first statement (one round trip, not two), and a
+   * transaction that sent nothing sends neither BEGIN nor COMMIT.
    */
   transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * Sends the statements `issue` starts on this handle before it first awaits (for example the
+   * queries of a `Promise.all`) to the database together: one write and one round trip in a
+   * transaction, with the transaction's deferred BEGIN in front when it is its first. They still
+   * run one after another, in the order issued, and a failing one fails them all (the transaction
+   * is aborted anyway). Outside a transaction each statement goes on its own, as always.
+   */
+  together<T>(issue: () => Promise<T>): Promise<T>;
   /** True for a handle bound to a transaction. */
   inTransaction(): boolean;
   /**
@@ -165,13 +182,23 @@ async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; giveBac
   };
 }
 
+/**
+ * Statements issued on a transaction's handle before it has sent anything wait to go with BEGIN;
+ * inside `together` they wait for the rest of their batch.
+ */
+interface TransactionState {
+  begun: boolean;
+  collecting: Array<{ statement: BatchStatement; settle(error: unknown, rows?: unknown[]): void }> | null;
+}
+
 /** One implementation over a `pg.Pool` serves both back ends: PGlite provides a node-postgres connection. */
 export function createPoolDb(
   pool: pg.Pool,
   kind: Db['kind'],
-  options: { guard: TransactionGuard; closeExtra?: () => Promise<void> },
+  options: { guard: TransactionGuard; closeExtra?: () => Promise<void>; onRoundTrip?: RoundTripObserver },
 ): Db {
   const { guard } = options;
+  const observe = options.onRoundTrip ?? (() => {});
   const assertNoTransaction = (call: string) => guard.check(call);
   const run = async <Row>(
     client: pg.PoolClient,
@@ -179,6 +206,7 @@ export function createPoolDb(
     params?: readonly unknown[],
   ) => {
     const values = params as unknown[] | undefined;
+    observe([typeof text === 'string' ? text : text.name]);
     const result =
       typeof text === 'string'
         ? await client.query(text, values)
@@ -215,17 +243,102 @@ export function createPoolDb(
     }
   };
 
-  function boundTo(client: pg.PoolClient, depth: number): Db {
-    return {
+  const asBatchStatement = (text: string | PreparedStatement, params?: readonly unknown[]): BatchStatement =>
+    typeof text === 'string'
+      ? { text, values: params }
+      : { name: text.name, text: text.text, values: params };
+
+  /**
+   * Sends `statements` (and BEGIN first when `begin`) in one round trip when every prepared one is
+   * parsed on this connection already; otherwise one by one (a statement's first use on a connection).
+   */
+  const sendTogether = async (
+    client: pg.PoolClient,
+    statements: BatchStatement[],
+    begin: boolean,
+  ): Promise<unknown[][]> => {
+    const known = statements.every(
+      (statement) => statement.name === undefined || isParsed(client, statement.name, statement.text),
+    );
+    try {
+      if (known) {
+        const batch = begin ? [{ text: 'BEGIN' }, ...statements] : statements;
+        observe(batch.map((statement) => statement.name ?? statement.text));
+        const rows = await runBatch(client, batch);
+        return begin ? rows.slice(1) : rows;
+      }
+      if (begin) {
+        observe(['BEGIN']);
+        await client.query('BEGIN');
+      }
+      const rows: unknown[][] = [];
+      for (const statement of statements) {
+        observe([statement.name ?? statement.text]);
+        const result = await client.query({
+          name: statement.name,
+          text: statement.text,
+          values: statement.values as unknown[] | undefined,
+        });
+        rows.push(result.rows);
+      }
+      return rows;
+    } catch (error) {
+      throw classify(error);
+    }
+  };
+
+  function boundTo(client: pg.PoolClient, depth: number, state: TransactionState): Db {
+    const handle: Db = {
       kind,
-      query: (text, params) => query(client, text, params),
+      query<Row>(text: string | PreparedStatement, params?: readonly unknown[]): Promise<Row[]> {
+        const collecting = state.collecting;
+        if (collecting) {
+          return new Promise<Row[]>((resolve, reject) => {
+            collecting.push({
+              statement: asBatchStatement(text, params),
+              settle: (error, rows) => (error === undefined ? resolve(rows as Row[]) : reject(error)),
+            });
+          });
+        }
+        if (!state.begun) {
+          state.begun = true;
+          return sendTogether(client, [asBatchStatement(text, params)], true).then(([rows]) => rows as Row[]);
+        }
+        return query<Row>(client, text, params);
+      },
+      async together(issue) {
+        if (state.collecting) return issue();
+        const collected: NonNullable<TransactionState['collecting']> = [];
+        state.collecting = collected;
+        let result: ReturnType<typeof issue>;
+        try {
+          result = issue();
+        } finally {
+          state.collecting = null;
+        }
+        if (collected.length > 0) {
+          const begin = !state.begun;
+          state.begun = true;
+          try {
+            const rows = await sendTogether(
+              client,
+              collected.map((each) => each.statement),
+              begin,
+            );
+            for (const [index, each] of collected.entries()) each.settle(undefined, rows[index]);
+          } catch (error) {
+            for (const each of collected) each.settle(error);
+          }
+        }
+        return result;
+      },
       inTransaction: () => true,
       assertNoTransaction,
       async transaction(work) {
         const savepoint = `kosh_sp_${depth + 1}`;
-        await query(client, `SAVEPOINT ${savepoint}`);
+        await handle.query(`SAVEPOINT ${savepoint}`);
         try {
-          const result = await work(boundTo(client, depth + 1));
+          const result = await work(boundTo(client, depth + 1, state));
           await query(client, `RELEASE SAVEPOINT ${savepoint}`);
           return result;
         } catch (error) {
@@ -235,33 +348,33 @@ export function createPoolDb(
         }
       },
       ping: async () => {
-        await query(client, 'SELECT 1');
+        await handle.query('SELECT 1');
       },
       close: async () => {
         throw new Error('A transaction handle cannot close the database.');
       },
     };
+    return handle;
   }
 
   return {
     kind,
     query: (text, params) => queryPool(text, params),
+    together: (issue) => issue(),
     inTransaction: () => false,
     assertNoTransaction,
     async transaction(work) {
       const connection = await checkout(pool);
       const { client } = connection;
       let broken = false;
+      const state: TransactionState = { begun: false, collecting: null };
       try {
-        const result = await guard.within(async () => {
-          await query(client, 'BEGIN');
-          return work(boundTo(client, 0));
-        });
-        await query(client, 'COMMIT');
+        const result = await guard.within(() => work(boundTo(client, 0, state)));
+        if (state.begun) await query(client, 'COMMIT');
         return result;
       } catch (error) {
         try {
-          await client.query('ROLLBACK');
+          if (state.begun) await client.query('ROLLBACK');
         } catch {
           broken = true;
         }

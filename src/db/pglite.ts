@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
 import { acquireLock } from './data-dir-lock.js';
-import { createPoolDb, createTransactionGuard, type Db } from './db.js';
+import { createPoolDb, createTransactionGuard, type Db, type RoundTripObserver } from './db.js';
 
 export { DataDirLockedError } from './data-dir-lock.js';
 
@@ -16,6 +16,8 @@ export interface PgliteOptions {
   connectTimeoutMs: number;
   /** Refuse calls that leave the process inside a transaction (db.ts, `createTransactionGuard`). */
   transactionGuard: boolean;
+  /** Told of every round trip (tests count what a request sends). */
+  onRoundTrip?: RoundTripObserver;
 }
 
 export async function openPglite(options: PgliteOptions): Promise<Db & { pglite: PGlite }> {
@@ -43,6 +45,7 @@ export async function openPglite(options: PgliteOptions): Promise<Db & { pglite:
   });
   const db = createPoolDb(pool, 'pglite', {
     guard: createTransactionGuard(options.transactionGuard),
+    onRoundTrip: options.onRoundTrip,
     closeExtra: async () => {
       await pglite.close();
       release();

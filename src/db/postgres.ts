@@ -1,5 +1,11 @@
 import pg from 'pg';
-import { type ChannelHandlers, createPoolDb, createTransactionGuard, type Db } from './db.js';
+import {
+  type ChannelHandlers,
+  createPoolDb,
+  createTransactionGuard,
+  type Db,
+  type RoundTripObserver,
+} from './db.js';
 
 // Timestamps and JSON as usual; int8 stays a string and is converted where it is read.
 export interface PostgresOptions {
@@ -8,6 +14,8 @@ export interface PostgresOptions {
   statementTimeoutMs: number;
   /** Refuse calls that leave the process inside a transaction (db.ts, `createTransactionGuard`). */
   transactionGuard: boolean;
+  /** Told of every round trip (tests count what a request sends). */
+  onRoundTrip?: RoundTripObserver;
 }
 
 export function openPostgres(connectionString: string, options: PostgresOptions): Db {
@@ -23,7 +31,10 @@ export function openPostgres(connectionString: string, options: PostgresOptions)
   // An idle client losing its connection (server restart) must not crash the process;
   // the pool drops it and the next query opens a fresh one.
   pool.on('error', () => {});
-  const db = createPoolDb(pool, 'postgres', { guard: createTransactionGuard(options.transactionGuard) });
+  const db = createPoolDb(pool, 'postgres', {
+    guard: createTransactionGuard(options.transactionGuard),
+    onRoundTrip: options.onRoundTrip,
+  });
   return Object.assign(db, {
     listen: (channel: string, handlers: ChannelHandlers) =>
       listen(connectionString, options, channel, handlers),

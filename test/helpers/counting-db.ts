@@ -1,4 +1,4 @@
-import type { Db, PreparedStatement } from '../../src/db/db.js';
+import type { Db, PreparedStatement, RoundTripObserver } from '../../src/db/db.js';
 
 /** One round trip to the database as the port saw it: a prepared statement's name, or the SQL text. */
 export interface RoundTrip {
@@ -7,16 +7,28 @@ export interface RoundTrip {
 }
 
 export interface QueryLog {
-  /** Every round trip since the last `reset`, transactions' statements included. */
+  /** Every statement since the last `reset`, transactions' statements included. */
   readonly trips: RoundTrip[];
+  /**
+   * Every round trip the database port made since the last `reset`, as it sent it: the statements
+   * it carried (a prepared statement's name, or the SQL text). BEGIN travels with a transaction's
+   * first statement, and statements sent `together` share one.
+   */
+  readonly wire: string[][];
   reset(): void;
+}
+
+/** Collects the port's own report of its round trips (`onRoundTrip` of `openTestDatabase`). */
+export function roundTripLog(): { wire: string[][]; observe: RoundTripObserver } {
+  const wire: string[][] = [];
+  return { wire, observe: (statements) => wire.push([...statements]) };
 }
 
 /**
  * Wraps a database port so that a test can count the round trips a request makes: the caches and
  * prepared statements on the hot path are only proven by what does NOT reach the database.
  */
-export function countingDb<T extends Db>(db: T): T & { queries: QueryLog } {
+export function countingDb<T extends Db>(db: T, wire: string[][] = []): T & { queries: QueryLog } {
   const trips: RoundTrip[] = [];
   const record = (text: string | PreparedStatement) => {
     trips.push(
@@ -31,6 +43,7 @@ export function countingDb<T extends Db>(db: T): T & { queries: QueryLog } {
       record(text);
       return handle.query(text, params);
     },
+    together: (issue) => handle.together(issue),
     transaction(work) {
       record('BEGIN');
       return handle.transaction((tx) => work(wrap(tx)));
@@ -40,6 +53,13 @@ export function countingDb<T extends Db>(db: T): T & { queries: QueryLog } {
   });
   const wrapped = wrap(db);
   return Object.assign(Object.create(db) as T, wrapped, {
-    queries: { trips, reset: () => trips.splice(0) },
+    queries: {
+      trips,
+      wire,
+      reset: () => {
+        trips.splice(0);
+        wire.splice(0);
+      },
+    },
   });
 }

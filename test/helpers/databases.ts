@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { Db } from '../../src/db/db.js';
+import type { Db, RoundTripObserver } from '../../src/db/db.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
 
@@ -12,7 +12,7 @@ export type DatabaseKind = (typeof DATABASE_KINDS)[number];
 /** A fresh, migrated database of its own for one test file; closing it drops it. */
 export async function openTestDatabase(
   kind: DatabaseKind,
-  options: { poolSize?: number; pgliteDir?: string } = {},
+  options: { poolSize?: number; pgliteDir?: string; onRoundTrip?: RoundTripObserver } = {},
 ): Promise<Db & { url?: string }> {
   if (kind === 'pglite') {
     const snapshot = new Blob([fs.readFileSync(inject('pgliteSnapshot'))]);
@@ -22,6 +22,7 @@ export async function openTestDatabase(
       loadDataDir: snapshot,
       connectTimeoutMs: 5_000,
       transactionGuard: true,
+      onRoundTrip: options.onRoundTrip,
     });
   }
   const adminUrl = inject('postgresAdminUrl');
@@ -42,6 +43,7 @@ export async function openTestDatabase(
     connectTimeoutMs: 20_000,
     transactionGuard: true,
     statementTimeoutMs: 30_000,
+    onRoundTrip: options.onRoundTrip,
   });
   const close = db.close;
   return Object.assign(db, {

@@ -11,7 +11,7 @@ import { buildServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
 import type { Credentials } from '../../src/modules/accounts/accounts.service.js';
 import { TestClock } from './clock.js';
-import { countingDb, type QueryLog } from './counting-db.js';
+import { countingDb, type QueryLog, roundTripLog } from './counting-db.js';
 import { DATABASE_KINDS, type DatabaseKind, openTestDatabase } from './databases.js';
 
 export interface TestAccount {
@@ -68,7 +68,11 @@ export async function createHarness(
   env: Record<string, string> = {},
   options: HarnessOptions = {},
 ): Promise<Harness> {
-  const db = countingDb(await openTestDatabase(kind, { pgliteDir: options.pgliteDir }));
+  const log = roundTripLog();
+  const db = countingDb(
+    await openTestDatabase(kind, { pgliteDir: options.pgliteDir, onRoundTrip: log.observe }),
+    log.wire,
+  );
   const clock = new TestClock();
   if (options.realClock) clock.now = () => new Date();
   let captured = '';

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadMigrations, migrate } from '../../src/db/migrate.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { KoshError } from '../../src/domain/errors.js';
+import { roundTripLog } from '../helpers/counting-db.js';
 import { createEmptyPostgresDatabase, DATABASE_KINDS, openTestDatabase } from '../helpers/databases.js';
 
 const OPTIONS = { poolSize: 4, connectTimeoutMs: 2_000, transactionGuard: true, statementTimeoutMs: 10_000 };
@@ -70,6 +71,80 @@ for (const kind of DATABASE_KINDS) {
           }),
         ).rejects.toThrow('boom');
         expect(await db.query('SELECT x FROM t')).toEqual([{ x: 1 }]);
+      } finally {
+        await db.close();
+      }
+    });
+
+    it('sends BEGIN with the first statement, statements issued together in one round trip, and keeps them one transaction', async () => {
+      const log = roundTripLog();
+      const db = await openTestDatabase(kind, { poolSize: 1, onRoundTrip: log.observe });
+      try {
+        await db.query('CREATE TABLE batched (x int PRIMARY KEY, at timestamptz, doc jsonb)');
+        const insert = {
+          name: 'batched_insert',
+          text: 'INSERT INTO batched VALUES ($1, $2, $3) RETURNING x, doc',
+        };
+        const count = { name: 'batched_count', text: 'SELECT count(*)::int AS n FROM batched' };
+        log.wire.splice(0);
+        // A prepared statement's first use on a connection goes alone; it is known parsed afterwards.
+        await db.transaction(async (tx) =>
+          tx.together(() =>
+            Promise.all([tx.query(insert, [0, new Date(), { first: true }]), tx.query(count)]),
+          ),
+        );
+        expect(log.wire).toEqual([['BEGIN'], ['batched_insert'], ['batched_count'], ['COMMIT']]);
+        log.wire.splice(0);
+
+        // Nothing sent: neither BEGIN nor COMMIT.
+        expect(await db.transaction(async () => 'idle')).toBe('idle');
+        expect(log.wire).toEqual([]);
+
+        const at = new Date('2026-01-02T03:04:05.678Z');
+        const [inserted, counted, plain] = await db.transaction((tx) =>
+          tx.together(() =>
+            Promise.all([
+              tx.query(insert, [1, at, { nested: [1, 'two'] }]),
+              tx.query(count),
+              tx.query<{ at: Date }>('SELECT at FROM batched WHERE x = $1', [1]),
+            ]),
+          ),
+        );
+        expect(inserted).toEqual([{ x: 1, doc: { nested: [1, 'two'] } }]);
+        expect(counted).toEqual([{ n: 2 }]);
+        expect(plain).toEqual([{ at }]);
+        expect(log.wire).toEqual([
+          ['BEGIN', 'batched_insert', 'batched_count', 'SELECT at FROM batched WHERE x = $1'],
+          ['COMMIT'],
+        ]);
+
+        // A failing statement fails its whole batch, and the transaction rolls back what ran before it.
+        log.wire.splice(0);
+        const failing = db.transaction((tx) =>
+          tx.together(() => Promise.all([tx.query(insert, [2, at, {}]), tx.query(insert, [1, at, {}])])),
+        );
+        await expect(failing).rejects.toMatchObject({ code: '23505' });
+        expect(log.wire[0]).toEqual(['BEGIN', 'batched_insert', 'batched_insert']);
+        // A value node-postgres cannot send fails the batch before anything of it is sent.
+        const circular: Record<string, unknown> = {};
+        circular.self = circular;
+        await expect(
+          db.transaction((tx) =>
+            tx.together(() =>
+              Promise.all([tx.query(insert, [3, at, {}]), tx.query(insert, [4, at, circular])]),
+            ),
+          ),
+        ).rejects.toThrow();
+        // The one connection is sound after both, and neither batch left a row.
+        expect(await db.query<{ x: number }>('SELECT x FROM batched ORDER BY x')).toEqual([
+          { x: 0 },
+          { x: 1 },
+        ]);
+
+        // Outside a transaction, statements go one by one, as before.
+        log.wire.splice(0);
+        await db.together(() => Promise.all([db.query(count), db.query(count)]));
+        expect(log.wire).toEqual([['batched_count'], ['batched_count']]);
       } finally {
         await db.close();
       }
