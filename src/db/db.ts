@@ -35,6 +35,14 @@ export interface Queryable {
     text: string | PreparedStatement,
     params?: readonly unknown[],
   ): Promise<Row[]>;
+  /**
+   * Sends the statements `issue` starts on this handle before it first awaits (for example the
+   * queries of a `Promise.all`) to the database together: one write and one round trip in a
+   * transaction, with the transaction's deferred BEGIN in front when it is its first. They still
+   * run one after another, in the order issued, and a failing one fails them all (the transaction
+   * is aborted anyway). Outside a transaction each statement goes on its own, as always.
+   */
+  together<T>(issue: () => Promise<T>): Promise<T>;
 }
 
 export interface Db extends Queryable {
@@ -49,14 +57,6 @@ export interface Db extends Queryable {
    * transaction that sent nothing sends neither BEGIN nor COMMIT.
    */
   transaction<T>(work: (tx: Db) => Promise<T>): Promise<T>;
-  /**
-   * Sends the statements `issue` starts on this handle before it first awaits (for example the
-   * queries of a `Promise.all`) to the database together: one write and one round trip in a
-   * transaction, with the transaction's deferred BEGIN in front when it is its first. They still
-   * run one after another, in the order issued, and a failing one fails them all (the transaction
-   * is aborted anyway). Outside a transaction each statement goes on its own, as always.
-   */
-  together<T>(issue: () => Promise<T>): Promise<T>;
   /** True for a handle bound to a transaction. */
   inTransaction(): boolean;
   /**

@@ -84,8 +84,9 @@ export function createAuthenticationService(deps: {
   const { db, repo, states, initiation, payments, accounts, connectors, clock, deadlines, publicUrl, log } =
     deps;
 
-  async function load(paymentId: string): Promise<PaymentRow> {
-    let payment = await repo.findById(db, paymentId);
+  /** The payment (`read`: as the caller has just read it), expired first when it is past its expiry. */
+  async function load(paymentId: string, read?: PaymentRow): Promise<PaymentRow> {
+    let payment = read ?? (await repo.findById(db, paymentId));
     if (!payment) throw notFound('payment', paymentId);
     // Past its expiry the page must not take a choice, even before the sweep has come by. A payment
     // the provider may hold is left to the reconciler, which asks once more before expiring it.
@@ -164,7 +165,7 @@ export function createAuthenticationService(deps: {
     try {
       const connector = await connectors.forPayment(pending);
       const answer = await connector.status(toConnectorPayment(pending, publicUrl));
-      const applied = await states.apply(pending.id, answer, { asked: false });
+      const applied = await states.apply(pending.id, answer, { asked: false, seen: pending });
       if (applied) return applied;
     } catch (error) {
       if (error instanceof CallInTransactionError) throw error;
@@ -190,6 +191,10 @@ export function createAuthenticationService(deps: {
     if (!(await repo.setTokenHash(db, payment.id, hashToken(token)))) {
       return returnView((await repo.findById(db, payment.id)) ?? payment);
     }
+    return chooseView(payment, token);
+  }
+
+  async function chooseView(payment: PaymentRow, token: string): Promise<AuthenticationView> {
     const account = await accounts.getAccount(payment.account_id);
     return { kind: 'choose', payment, merchantName: account.name, token };
   }
@@ -202,7 +207,13 @@ export function createAuthenticationService(deps: {
      * payment at the provider first when that has not happened yet); afterwards sends it back.
      */
     async view(paymentId: string, browser: BrowserDetails): Promise<AuthenticationView> {
-      let payment = await load(paymentId);
+      // One statement reads the payment and, when it shows the sandbox bank page, sets its token.
+      const token = randomBytes(32).toString('base64url');
+      const notBefore = new Date(clock.now().getTime() - deadlines.expirySeconds * 1000);
+      const found = await repo.findForPage(db, paymentId, hashToken(token), notBefore);
+      if (!found) throw notFound('payment', paymentId);
+      if (found.tokenSet) return chooseView(found.payment, token);
+      let payment = await load(paymentId, found.payment);
       if (payment.method === 'upi') return upiView(payment);
       if (payment.status !== 'created') return returnView(payment);
       const connector = await connectors.forPayment(payment);

@@ -396,6 +396,34 @@ export function createPaymentsRepo() {
       return row;
     },
 
+    /**
+     * The authentication page's one statement: the payment, and for a test payment that waits for
+     * its customer on the sandbox bank page and is not past its expiry (`created_at` from
+     * `notBefore` on) a fresh token set (`tokenSet`). Any other payment is only read.
+     */
+    async findForPage(
+      db: Queryable,
+      id: string,
+      tokenHash: Buffer,
+      notBefore: Date,
+    ): Promise<{ payment: PaymentRow; tokenSet: boolean } | undefined> {
+      const [row] = await db.query<PaymentRow & { token_set: boolean }>(
+        {
+          name: 'payments_find_for_page',
+          text: `WITH opened AS (
+              UPDATE payments SET auth_token_hash = $2
+               WHERE id = $1 AND status = 'created' AND method <> 'upi' AND provider_next ->> 'kind' = 'sandbox'
+                 AND (next_sync_at IS NOT NULL OR created_at >= $3)
+              RETURNING id)
+            SELECT ${PAYMENT_COLUMNS}, EXISTS (SELECT 1 FROM opened) AS token_set FROM payments WHERE id = $1`,
+        },
+        [id, tokenHash, notBefore],
+      );
+      if (!row) return undefined;
+      const { token_set: tokenSet, ...payment } = row;
+      return { payment, tokenSet };
+    },
+
     /** A fresh authentication token for a payment still waiting for its customer. */
     async setTokenHash(db: Queryable, id: string, tokenHash: Buffer): Promise<boolean> {
       const rows = await db.query(

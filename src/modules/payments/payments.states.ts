@@ -28,6 +28,13 @@ export interface MoveOptions {
   facts?: { facts: ProviderFacts; asked: boolean; attempts: number };
 }
 
+export interface ApplyOptions {
+  /** The answer came from asking the provider (`status`), which counts towards the backoff. */
+  asked: boolean;
+  /** The payment as the caller last read it: lets a capture lock its order in the same round trip. */
+  seen?: PaymentRow;
+}
+
 export const ORDER_PAID_ELSEWHERE = {
   errorCode: 'order_already_paid',
   errorReason:
@@ -104,12 +111,17 @@ export function createPaymentStates(deps: {
     return (await moveRecording(tx, payment, trigger, options)).row;
   }
 
-  /** `move`, saying whether its update also recorded `options.facts`. */
+  /**
+   * `move`, saying whether its update also recorded `options.facts`. `lockedOrder`: the payment's
+   * order, already read under its row lock in this transaction (`applyIn` takes both locks in one
+   * round trip when the answer captures).
+   */
   async function moveRecording(
     tx: Queryable,
     payment: PaymentRow,
     trigger: PaymentTrigger,
     options: MoveOptions,
+    lockedOrder?: OrderRow,
   ): Promise<{ row: PaymentRow | undefined; factsRecorded: boolean }> {
     const transition = paymentTransition(payment.status, trigger);
     if (!transition) {
@@ -118,7 +130,9 @@ export function createPaymentStates(deps: {
     let order: OrderRow | undefined;
     if (transition.capturesOrder) {
       // The order's row lock makes captures on one order take turns; the unique index is the backstop.
-      order = await orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, true);
+      order =
+        lockedOrder ??
+        (await orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, true));
       if (!order) throw new KoshError('state_conflict', 'The payment has no order.');
       if (order.status === 'paid')
         return { row: await refuseAuthorisation(tx, payment), factsRecorded: false };
@@ -148,7 +162,13 @@ export function createPaymentStates(deps: {
       change.facts = options.facts;
       change.nextSyncAt = nextSyncAt(moved, options.facts.attempts, at, deadlines);
     }
-    const updated = await repo.changeStatus(tx, change);
+    // A move that does not pay the order reads it for its event in the same round trip as the update.
+    const [updated, current] = await tx.together(() =>
+      Promise.all([
+        repo.changeStatus(tx, change),
+        order ?? orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, false),
+      ]),
+    );
     if (!updated) return { row: undefined, factsRecorded: false };
 
     if (order) {
@@ -168,7 +188,7 @@ export function createPaymentStates(deps: {
       tx,
       updated,
       transition.capturesOrder ? [transition.event, 'order.paid'] : [transition.event],
-      order,
+      order ?? current,
     );
     return { row: updated, factsRecorded: options.facts !== undefined };
   }
@@ -225,13 +245,33 @@ export function createPaymentStates(deps: {
     return true;
   }
 
+  /**
+   * The payment under its row lock; with `seen` (the payment as the caller last read it) and an
+   * answer that captures, its order under its lock too, in the same round trip and the same order
+   * of locks (payment, then order) as a capture that reads them one by one.
+   */
+  async function lockForAnswer(
+    tx: Queryable,
+    paymentId: string,
+    answer: StatusResult,
+    seen: PaymentRow | undefined,
+  ): Promise<[PaymentRow | undefined, OrderRow | undefined]> {
+    if (!seen || answer.outcome !== 'captured') return [await repo.findById(tx, paymentId, true), undefined];
+    return tx.together(() =>
+      Promise.all([
+        repo.findById(tx, paymentId, true),
+        orders.findForPayment(tx, seen.account_id, seen.mode, seen.order_id, true),
+      ]),
+    );
+  }
+
   async function applyIn(
     tx: Queryable,
     paymentId: string,
     answer: StatusResult,
-    options: { asked: boolean },
+    options: ApplyOptions,
   ): Promise<PaymentRow | undefined> {
-    const payment = await repo.findById(tx, paymentId, true);
+    const [payment, lockedOrder] = await lockForAnswer(tx, paymentId, answer, options.seen);
     if (!payment) return undefined;
     const now = clock.now();
     // An answer about another amount, currency or provider payment is not trusted: ask again later.
@@ -251,10 +291,13 @@ export function createPaymentStates(deps: {
     };
     let current = payment;
     if (decided) {
-      const moved = await moveRecording(tx, payment, decided.trigger, {
-        ...decided.options,
-        facts: { facts, asked: options.asked, attempts },
-      });
+      const moved = await moveRecording(
+        tx,
+        payment,
+        decided.trigger,
+        { ...decided.options, facts: { facts, asked: options.asked, attempts } },
+        lockedOrder?.id === payment.order_id ? lockedOrder : undefined,
+      );
       // The move's own update recorded the facts, unless the order was paid by another payment
       // (refused: moved without them) or the payment had moved on.
       if (moved.factsRecorded) return moved.row;
@@ -283,7 +326,7 @@ export function createPaymentStates(deps: {
     async apply(
       paymentId: string,
       result: StatusResult,
-      options: { asked: boolean },
+      options: ApplyOptions,
     ): Promise<PaymentRow | undefined> {
       try {
         return await db.transaction((tx) => applyIn(tx, paymentId, result, options));
