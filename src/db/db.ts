@@ -43,6 +43,13 @@ export interface Queryable {
    * is aborted anyway). Outside a transaction each statement goes on its own, as always.
    */
   together<T>(issue: () => Promise<T>): Promise<T>;
+  /**
+   * A write whose rows the caller does not need (an event): in a transaction it is sent with the
+   * COMMIT, in the same round trip, and the promise resolves at once; if it fails, the transaction
+   * fails and nothing of it is kept. Statements of the transaction do not see it. In a nested
+   * transaction (a savepoint), or outside a transaction, it is sent now.
+   */
+  atCommit(text: string | PreparedStatement, params?: readonly unknown[]): Promise<void>;
 }
 
 export interface Db extends Queryable {
@@ -188,6 +195,8 @@ async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; giveBac
  */
 interface TransactionState {
   begun: boolean;
+  /** `atCommit` writes, sent with the COMMIT. */
+  deferred: BatchStatement[];
   collecting: Array<{ statement: BatchStatement; settle(error: unknown, rows?: unknown[]): void }> | null;
 }
 
@@ -332,6 +341,13 @@ export function createPoolDb(
         }
         return result;
       },
+      async atCommit(text, params) {
+        if (depth > 0) {
+          await handle.query(text, params);
+          return;
+        }
+        state.deferred.push(asBatchStatement(text, params));
+      },
       inTransaction: () => true,
       assertNoTransaction,
       async transaction(work) {
@@ -361,16 +377,25 @@ export function createPoolDb(
     kind,
     query: (text, params) => queryPool(text, params),
     together: (issue) => issue(),
+    async atCommit(text, params) {
+      await queryPool(text, params);
+    },
     inTransaction: () => false,
     assertNoTransaction,
     async transaction(work) {
       const connection = await checkout(pool);
       const { client } = connection;
       let broken = false;
-      const state: TransactionState = { begun: false, collecting: null };
+      const state: TransactionState = { begun: false, deferred: [], collecting: null };
       try {
         const result = await guard.within(() => work(boundTo(client, 0, state)));
-        if (state.begun) await query(client, 'COMMIT');
+        if (state.deferred.length > 0) {
+          const begin = !state.begun;
+          state.begun = true;
+          await sendTogether(client, [...state.deferred, { text: 'COMMIT' }], begin);
+        } else if (state.begun) {
+          await query(client, 'COMMIT');
+        }
         return result;
       } catch (error) {
         try {

@@ -44,6 +44,10 @@ export function countingDb<T extends Db>(db: T, wire: string[][] = []): T & { qu
       return handle.query(text, params);
     },
     together: (issue) => handle.together(issue),
+    atCommit(text, params) {
+      record(text);
+      return handle.atCommit(text, params);
+    },
     transaction(work) {
       record('BEGIN');
       return handle.transaction((tx) => work(wrap(tx)));

@@ -141,6 +141,41 @@ for (const kind of DATABASE_KINDS) {
           { x: 1 },
         ]);
 
+        // A write for the commit goes with it; one that fails fails the transaction, and undoes it.
+        log.wire.splice(0);
+        await db.transaction(async (tx) => {
+          await tx.query(insert, [5, at, {}]);
+          await tx.atCommit(insert, [6, at, { at: 'commit' }]);
+          // Statements of the transaction do not see it yet.
+          expect(await tx.query(count)).toEqual([{ n: 3 }]);
+        });
+        expect(log.wire).toEqual([
+          ['BEGIN', 'batched_insert'],
+          ['batched_count'],
+          ['batched_insert', 'COMMIT'],
+        ]);
+        await expect(
+          db.transaction(async (tx) => {
+            await tx.query(insert, [7, at, {}]);
+            await tx.atCommit(insert, [1, at, {}]);
+          }),
+        ).rejects.toMatchObject({ code: '23505' });
+        // Work that throws sends none of its writes for the commit.
+        log.wire.splice(0);
+        await expect(
+          db.transaction(async (tx) => {
+            await tx.atCommit(insert, [8, at, {}]);
+            throw new Error('changed my mind');
+          }),
+        ).rejects.toThrow('changed my mind');
+        expect(log.wire).toEqual([]);
+        // In a savepoint, or outside a transaction, it is sent at once.
+        await db.transaction((tx) => tx.transaction((inner) => inner.atCommit(insert, [9, at, {}])));
+        await db.atCommit(insert, [10, at, {}]);
+        expect(
+          (await db.query<{ x: number }>('SELECT x FROM batched ORDER BY x')).map((row) => row.x),
+        ).toEqual([0, 1, 5, 6, 9, 10]);
+
         // Outside a transaction, statements go one by one, as before.
         log.wire.splice(0);
         await db.together(() => Promise.all([db.query(count), db.query(count)]));

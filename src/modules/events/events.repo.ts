@@ -24,16 +24,20 @@ export interface NewEvent {
 
 export function createEventsRepo() {
   return {
-    /** The events in one statement, in the order given (their ids ascend in that order). */
+    /**
+     * The events in one statement, in the order given (their ids ascend in that order), written
+     * with the caller's COMMIT (`atCommit`): atomically with the change they record, and in the
+     * same round trip as its commit. Returns the rows as written.
+     */
     async insert(tx: Queryable, events: NewEvent[]): Promise<EventRow[]> {
       const rows = events.map(
         (_, at) =>
           `($${at * 6 + 1}, $${at * 6 + 2}, $${at * 6 + 3}, $${at * 6 + 4}, $${at * 6 + 5}, $${at * 6 + 6})`,
       );
-      return tx.query<EventRow>(
+      await tx.atCommit(
         {
           name: `events_insert_${events.length}`,
-          text: `INSERT INTO events (id, account_id, mode, type, payload, created_at) VALUES ${rows.join(', ')} RETURNING ${COLUMNS}`,
+          text: `INSERT INTO events (id, account_id, mode, type, payload, created_at) VALUES ${rows.join(', ')}`,
         },
         events.flatMap((event) => [
           event.id,
@@ -44,6 +48,14 @@ export function createEventsRepo() {
           event.createdAt,
         ]),
       );
+      return events.map((event) => ({
+        id: event.id,
+        account_id: event.accountId,
+        mode: event.mode,
+        type: event.type,
+        payload: event.payload as Record<string, unknown>,
+        created_at: event.createdAt,
+      }));
     },
 
     async find(db: Queryable, accountId: string, mode: Mode, id: string): Promise<EventRow | undefined> {

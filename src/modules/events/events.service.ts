@@ -48,7 +48,10 @@ type NewEventOf = { accountId: string; mode: Mode; type: EventType; data: Record
 export function createEventsService(deps: { db: Db; repo: EventsRepo; ids: IdGenerator; clock: Clock }) {
   const { db, repo, ids, clock } = deps;
 
-  /** Several events of one change, in one statement, in the order given. */
+  /**
+   * Several events of one change, in one statement, in the order given, written with the commit of
+   * `tx` (`Queryable.atCommit`): statements of the same transaction do not see them.
+   */
   async function recordAll(tx: Queryable, events: NewEventOf[]): Promise<EventRow[]> {
     const createdAt = clock.now();
     return repo.insert(

@@ -47,7 +47,7 @@ export function createPaymentSyncJob(deps: {
       );
       answer = { outcome: 'unknown', reason: error instanceof Error ? error.message : String(error) };
     }
-    return states.apply(payment.id, answer, { asked: true });
+    return states.apply(payment.id, answer, { asked: true, seen: payment });
   }
 
   return {

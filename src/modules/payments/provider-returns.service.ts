@@ -83,7 +83,7 @@ export function createProviderReturns(deps: {
       // The customer came back from the provider: when nobody can say yet what happened, the
       // payment waits for the bank's answer (pending), with the pending timeout as its deadline.
       if (answer.outcome === 'unknown') answer = { ...answer, outcome: 'pending' };
-      const settled = await states.apply(payment.id, answer, { asked });
+      const settled = await states.apply(payment.id, answer, { asked, seen: payment });
       return authentication.returnView(settled ?? payment);
     },
 
@@ -122,7 +122,7 @@ export function createProviderReturns(deps: {
         const eventId = parsed.eventId;
         if (eventId && (await webhookEvents.seenWebhookEvent(connectorAccountId, eventId)))
           return { received: true };
-        await states.apply(payment.id, parsed.status, { asked: false });
+        await states.apply(payment.id, parsed.status, { asked: false, seen: payment });
         if (eventId) await webhookEvents.rememberWebhookEvent(connectorAccountId, eventId);
       } else {
         log.info(
