@@ -1,4 +1,5 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { secureRandomBytes } from './random.js';
 
 /** Crockford base32, lowercase: sortable, no ambiguous letters. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -49,7 +50,7 @@ const RANDOM_MAX = (1n << 80n) - 1n;
  */
 export function createIdGenerator(
   now: () => number = Date.now,
-  random: (size: number) => Buffer = randomBytes,
+  random: (size: number) => Buffer = secureRandomBytes,
 ): IdGenerator {
   const monotonic = new Map<IdPrefix, () => string>();
   return {

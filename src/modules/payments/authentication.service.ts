@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BrowserDetails, NextStep } from '../../connectors/connector.js';
 import type { ConnectorDirectory } from '../../connectors/directory.js';
@@ -6,6 +6,7 @@ import type { SandboxChoice } from '../../connectors/sandbox/sandbox.connector.j
 import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
+import { secureRandomBytes } from '../../domain/random.js';
 import { qrDataUrl } from '../../pages/qr.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { isFinal } from './payment.transitions.js';
@@ -187,7 +188,7 @@ export function createAuthenticationService(deps: {
   }
 
   async function sandboxPage(payment: PaymentRow): Promise<AuthenticationView> {
-    const token = randomBytes(32).toString('base64url');
+    const token = secureRandomBytes(32).toString('base64url');
     if (!(await repo.setTokenHash(db, payment.id, hashToken(token)))) {
       return returnView((await repo.findById(db, payment.id)) ?? payment);
     }
@@ -208,7 +209,7 @@ export function createAuthenticationService(deps: {
      */
     async view(paymentId: string, browser: BrowserDetails): Promise<AuthenticationView> {
       // One statement reads the payment and, when it shows the sandbox bank page, sets its token.
-      const token = randomBytes(32).toString('base64url');
+      const token = secureRandomBytes(32).toString('base64url');
       const notBefore = new Date(clock.now().getTime() - deadlines.expirySeconds * 1000);
       const found = await repo.findForPage(db, paymentId, hashToken(token), notBefore);
       if (!found) throw notFound('payment', paymentId);
@@ -257,7 +258,7 @@ export function createAuthenticationService(deps: {
     async simulator(paymentId: string): Promise<AuthenticationView> {
       const payment = await simulatable(paymentId);
       if (payment.status !== 'created') return { kind: 'simulated', payment, choice: 'expire' };
-      const token = randomBytes(32).toString('base64url');
+      const token = secureRandomBytes(32).toString('base64url');
       if (!(await repo.setTokenHash(db, payment.id, hashToken(token)))) {
         return {
           kind: 'simulated',
