@@ -111,6 +111,21 @@ export function createPaymentStates(deps: {
     return (await moveRecording(tx, payment, trigger, options)).row;
   }
 
+  /** The order paid by `payment` (a failure rolls the capture back). */
+  async function markPaid(tx: Queryable, order: OrderRow, payment: PaymentRow): Promise<OrderRow> {
+    const to = orderTransition(order.status, 'paid');
+    const paid = to
+      ? await orders.changeStatus(tx, order, {
+          to,
+          amountPaid: Number(order.amount),
+          returnUrl: payment.return_url,
+          bankDetails: bankDetailsOf(payment),
+        })
+      : undefined;
+    if (!paid) throw new KoshError('state_conflict', `Order ${order.id} could not be marked paid.`);
+    return paid;
+  }
+
   /**
    * `move`, saying whether its update also recorded `options.facts`. `lockedOrder`: the payment's
    * order, already read under its row lock in this transaction (`applyIn` takes both locks in one
@@ -162,6 +177,17 @@ export function createPaymentStates(deps: {
       change.facts = options.facts;
       change.nextSyncAt = nextSyncAt(moved, options.facts.attempts, at, deadlines);
     }
+    if (order && lockedOrder) {
+      // This transaction holds both rows' locks (`applyIn`), so the payment's compare-and-set cannot
+      // miss: the order is marked paid in the same round trip, from payment fields the update keeps.
+      const paying = order;
+      const [updated, paid] = await tx.together(() =>
+        Promise.all([repo.changeStatus(tx, change), markPaid(tx, paying, payment)]),
+      );
+      if (!updated) throw new KoshError('state_conflict', `Payment ${payment.id} moved while locked.`);
+      await recordEvents(tx, updated, [transition.event, 'order.paid'], paid);
+      return { row: updated, factsRecorded: options.facts !== undefined };
+    }
     // A move that does not pay the order reads it for its event in the same round trip as the update.
     const [updated, current] = await tx.together(() =>
       Promise.all([
@@ -170,20 +196,7 @@ export function createPaymentStates(deps: {
       ]),
     );
     if (!updated) return { row: undefined, factsRecorded: false };
-
-    if (order) {
-      const to = orderTransition(order.status, 'paid');
-      const paid = to
-        ? await orders.changeStatus(tx, order, {
-            to,
-            amountPaid: Number(order.amount),
-            returnUrl: updated.return_url,
-            bankDetails: bankDetailsOf(updated),
-          })
-        : undefined;
-      if (!paid) throw new KoshError('state_conflict', `Order ${order.id} could not be marked paid.`);
-      order = paid;
-    }
+    if (order) order = await markPaid(tx, order, updated);
     await recordEvents(
       tx,
       updated,
