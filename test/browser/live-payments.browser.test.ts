@@ -28,6 +28,25 @@ vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
 const RETURN_URL = 'https://merchant.example/return';
 
+/**
+ * Waits for one part of the teardown, and says on stderr which one is still closing after 20 s:
+ * the hook's own timeout (60 s) would not name it.
+ */
+async function closing(what: string, close: () => Promise<unknown> | undefined): Promise<void> {
+  const started = Date.now();
+  const slow = setTimeout(
+    () => console.error(`live payments teardown: ${what} is still closing after 20 s`),
+    20_000,
+  );
+  try {
+    await close();
+  } finally {
+    clearTimeout(slow);
+    if (Date.now() - started > 20_000)
+      console.error(`live payments teardown: ${what} closed after ${Date.now() - started} ms`);
+  }
+}
+
 for (const kind of DATABASE_KINDS) {
   describe(`live payments in a real browser [${kind}]`, () => {
     let fakepay: Fakepay;
@@ -63,9 +82,9 @@ for (const kind of DATABASE_KINDS) {
     });
 
     afterAll(async () => {
-      await browser?.close();
-      await harness?.close();
-      await fakepay?.close();
+      await closing('Chromium', () => browser?.close());
+      await closing('Kosh', () => harness?.close());
+      await closing('the fake provider', () => fakepay?.close());
     });
 
     const CASES = [
