@@ -276,24 +276,26 @@ export function createPoolDb(
         const rows = await runBatch(client, batch);
         return begin ? rows.slice(1) : rows;
       }
-      if (begin) {
-        observe(['BEGIN']);
-        await client.query('BEGIN');
-      }
+      if (begin) await run(client, 'BEGIN');
       const rows: unknown[][] = [];
-      for (const statement of statements) {
-        observe([statement.name ?? statement.text]);
-        const result = await client.query({
-          name: statement.name,
-          text: statement.text,
-          values: statement.values as unknown[] | undefined,
-        });
-        rows.push(result.rows);
+      for (const { name, text, values } of statements) {
+        rows.push(await run(client, name === undefined ? text : { name, text }, values));
       }
       return rows;
     } catch (error) {
       throw classify(error);
     }
+  };
+
+  /** Sends statements of a transaction together, with its BEGIN in front if it has sent nothing yet. */
+  const sendInTransaction = (
+    client: pg.PoolClient,
+    state: TransactionState,
+    statements: BatchStatement[],
+  ) => {
+    const begin = !state.begun;
+    state.begun = true;
+    return sendTogether(client, statements, begin);
   };
 
   function boundTo(client: pg.PoolClient, depth: number, state: TransactionState): Db {
@@ -310,8 +312,9 @@ export function createPoolDb(
           });
         }
         if (!state.begun) {
-          state.begun = true;
-          return sendTogether(client, [asBatchStatement(text, params)], true).then(([rows]) => rows as Row[]);
+          return sendInTransaction(client, state, [asBatchStatement(text, params)]).then(
+            ([rows]) => rows as Row[],
+          );
         }
         return query<Row>(client, text, params);
       },
@@ -326,13 +329,11 @@ export function createPoolDb(
           state.collecting = null;
         }
         if (collected.length > 0) {
-          const begin = !state.begun;
-          state.begun = true;
           try {
-            const rows = await sendTogether(
+            const rows = await sendInTransaction(
               client,
+              state,
               collected.map((each) => each.statement),
-              begin,
             );
             for (const [index, each] of collected.entries()) each.settle(undefined, rows[index]);
           } catch (error) {
@@ -390,9 +391,7 @@ export function createPoolDb(
       try {
         const result = await guard.within(() => work(boundTo(client, 0, state)));
         if (state.deferred.length > 0) {
-          const begin = !state.begun;
-          state.begun = true;
-          await sendTogether(client, [...state.deferred, { text: 'COMMIT' }], begin);
+          await sendInTransaction(client, state, [...state.deferred, { text: 'COMMIT' }]);
         } else if (state.begun) {
           await query(client, 'COMMIT');
         }
