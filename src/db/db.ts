@@ -216,11 +216,9 @@ export function createPoolDb(
   ) => {
     const values = params as unknown[] | undefined;
     observe([typeof text === 'string' ? text : text.name]);
-    const result =
-      typeof text === 'string'
-        ? await client.query(text, values)
-        : await client.query({ name: text.name, text: text.text, values });
-    return result.rows as Row[];
+    if (typeof text === 'string') return (await client.query(text, values)).rows as Row[];
+    const [rows] = await runBatch(client, [{ name: text.name, text: text.text, values }]);
+    return rows as Row[];
   };
   const query = async <Row>(
     client: pg.PoolClient,

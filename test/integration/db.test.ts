@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { createPoolDb, createTransactionGuard } from '../../src/db/db.js';
 import { loadMigrations, migrate } from '../../src/db/migrate.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { KoshError } from '../../src/domain/errors.js';
@@ -186,6 +187,73 @@ for (const kind of DATABASE_KINDS) {
     });
   });
 }
+
+describe('row shapes of prepared statements', () => {
+  it('are described once per connection, parse the same rows every time, and are learnt again on a new connection', async () => {
+    const test = await openTestDatabase('postgres');
+    const pool = new pg.Pool({ connectionString: test.url, max: 1 });
+    pool.on('error', () => {});
+    const described: number[] = [];
+    pool.on('connect', (client) => {
+      const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
+      described.push(0);
+      const at = described.length - 1;
+      connection.on('rowDescription', () => described[at]!++);
+    });
+    const db = createPoolDb(pool, 'postgres', { guard: createTransactionGuard(true) });
+    const admin = new pg.Client({ connectionString: test.url });
+    await admin.connect();
+    try {
+      await db.query(
+        'CREATE TABLE shaped (x int PRIMARY KEY, at timestamptz NOT NULL, doc jsonb, note text)',
+      );
+      const insert = { name: 'shaped_insert', text: 'INSERT INTO shaped VALUES ($1, $2, $3, $4)' };
+      const read = { name: 'shaped_read', text: 'SELECT * FROM shaped WHERE x >= $1 ORDER BY x' };
+      const at = new Date('2026-03-04T05:06:07.089Z');
+      // CREATE TABLE was described on the pool's one connection: count from here on.
+      described[0] = 0;
+      const reads: unknown[][] = [];
+      for (let x = 1; x <= 3; x++) {
+        await db.query(insert, [x, at, { x }, x === 2 ? null : `n${x}`]);
+        reads.push(await db.query(read, [x - 1]));
+        // In a batch too, beside a statement without rows.
+        reads.push(
+          await db.transaction((tx) =>
+            tx.together(() => Promise.all([tx.query(read, [x]), tx.query('SELECT 1 WHERE false')])),
+          ),
+        );
+      }
+      const row = (x: number) => ({ x, at, doc: { x }, note: x === 2 ? null : `n${x}` });
+      expect(reads[0]).toEqual([row(1)]);
+      expect(reads[4]).toEqual([row(1), row(2), row(3)].slice(1));
+      expect(reads[5]).toEqual([[row(3)], []]);
+      expect((reads[4]![0] as { at: Date }).at).toBeInstanceOf(Date);
+      // One connection; the read was described on its first run only, the text statement every time.
+      expect(described).toEqual([1 + 3]);
+      // A statement that returns no rows is known too: a second run sends nothing to describe.
+      const nothing = { name: 'shaped_none', text: 'SELECT x FROM shaped WHERE x < 0' };
+      expect(await db.query(nothing)).toEqual([]);
+      expect(await db.query(nothing)).toEqual([]);
+      expect(described).toEqual([5]);
+
+      // The connection is replaced (the pool drops the idle one the server ended; the text
+      // statement asking for its pid is described on the old one): the new one describes the
+      // prepared statement again.
+      const [{ pid }] = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')) as [
+        { pid: number },
+      ];
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await db.query(read, [3])).toEqual([row(3)]);
+      expect(await db.query(read, [2])).toEqual([row(2), row(3)]);
+      expect(described).toEqual([5 + 1, 1]);
+    } finally {
+      await admin.end();
+      await db.close();
+      await test.close();
+    }
+  });
+});
 
 describe('a statement the database refuses', () => {
   it.each(DATABASE_KINDS)('outside a transaction leaves the database usable [%s]', async (kind) => {
