@@ -67,16 +67,30 @@ export class RequestLogger {
   }
 }
 
-/** The logger of the access line, and how to flush what it has buffered. */
+/** The fields of one access line. */
+export interface AccessEntry {
+  reqId: string;
+  account_id?: string | undefined;
+  mode?: string | undefined;
+  method: string;
+  url: string;
+  status: number;
+  ms: number;
+}
+
+/** Writes the access line of each request, and flushes what it has buffered. */
 export interface AccessLogger {
-  logger: Logger;
+  write(entry: AccessEntry): void;
   flush(): void;
 }
 
 /**
- * The logger of the one access line per request. Its fields are fixed and none of them can hold a
- * secret (method, path, status, duration, request id, account, mode), so it skips the redaction the
- * main logger applies to everything else.
+ * The one access line per request. Its fields are fixed and none of them can hold a secret (method,
+ * path, status, duration, request id, account, mode), so the line is written as pino would write it
+ * (`level`, `time`, `service`, the fields, `msg`) but built directly from those fields: pino's
+ * general serialisation was about a tenth of a cached request's CPU. Strings go through
+ * JSON.stringify; an absent account or mode is left out, as pino leaves out undefined fields. No line
+ * is written when the main logger's level is above `info`.
  *
  * With `buffered` it writes to standard output through its own buffer: lines are gathered and
  * written about 4 KB at a time (at least once a second, and on close or exit) instead of one write
@@ -87,9 +101,11 @@ export interface AccessLogger {
  * destination.
  */
 export function createAccessLogger(main: Logger, options: { buffered?: boolean } = {}): AccessLogger {
-  const settings = { level: main.level, base: { service: 'kosh' } };
+  const enabled = main.isLevelEnabled('info');
+  let destination: { write(line: string): unknown };
+  let flush = () => {};
   if (options.buffered) {
-    const destination = pino.destination({
+    const buffered = pino.destination({
       dest: 1,
       // Synchronous chunks: an asynchronous write still in flight when the process exits is lost
       // (flushing at exit writes only what is still buffered), and a later chunk would overtake it.
@@ -100,12 +116,24 @@ export function createAccessLogger(main: Logger, options: { buffered?: boolean }
       periodicFlush: 1000,
     });
     // Whatever is still buffered is written when the process exits, however it exits normally.
-    const flush = () => destination.flushSync();
+    flush = () => buffered.flushSync();
     process.once('exit', flush);
-    return { logger: pino(settings, destination), flush };
+    destination = buffered;
+  } else {
+    destination = (main as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]!;
   }
-  const destination = (main as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
-  return { logger: pino(settings, destination), flush: () => {} };
+  return {
+    write(entry) {
+      if (!enabled) return;
+      const account =
+        entry.account_id === undefined ? '' : `,"account_id":${JSON.stringify(entry.account_id)}`;
+      const mode = entry.mode === undefined ? '' : `,"mode":${JSON.stringify(entry.mode)}`;
+      destination.write(
+        `{"level":30,"time":${Date.now()},"service":"kosh","reqId":${JSON.stringify(entry.reqId)}${account}${mode},"method":${JSON.stringify(entry.method)},"url":${JSON.stringify(entry.url)},"status":${entry.status},"ms":${entry.ms},"msg":"request"}\n`,
+      );
+    },
+    flush,
+  };
 }
 
 /** PIPE_BUF on Linux: a write to a pipe of at most this many bytes is never interleaved with another. */

@@ -206,18 +206,15 @@ export async function buildServer(container: Container): Promise<App> {
     if (config.requestLog) {
       const principal = request.principal;
       const url = request.url;
-      accessLog.logger.info(
-        {
-          reqId: request.id,
-          account_id: principal?.accountId,
-          mode: principal?.mode,
-          method: request.method,
-          url: url.length > ACCESS_URL_MAX ? `${url.slice(0, ACCESS_URL_MAX)}…` : url,
-          status: reply.statusCode,
-          ms: reply.elapsedTime,
-        },
-        'request',
-      );
+      accessLog.write({
+        reqId: request.id,
+        account_id: principal?.accountId,
+        mode: principal?.mode,
+        method: request.method,
+        url: url.length > ACCESS_URL_MAX ? `${url.slice(0, ACCESS_URL_MAX)}…` : url,
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+      });
     }
     done();
   });

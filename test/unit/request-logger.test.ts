@@ -58,10 +58,80 @@ describe('RequestLogger', () => {
 });
 
 describe('access logger', () => {
-  it('writes to the main logger destination with the service name', () => {
+  it('writes to the main logger destination the line pino would write, leaving out what is absent', () => {
     const { lines, log } = capture();
-    createAccessLogger(log).logger.info({ reqId: 'req_4', status: 200 }, 'request');
-    expect(lines).toEqual([expect.objectContaining({ service: 'kosh', reqId: 'req_4', status: 200 })]);
+    const access = createAccessLogger(log);
+    const before = Date.now();
+    access.write({ reqId: 'req_4', method: 'GET', url: '/v1/orders/?receipt="a\\b"', status: 200, ms: 1.25 });
+    access.write({
+      reqId: 'req_5',
+      account_id: 'mid_1',
+      mode: 'test',
+      method: 'POST',
+      url: '/v1/orders/',
+      status: 201,
+      ms: 3,
+    });
+    expect(lines).toEqual([
+      {
+        level: 30,
+        time: expect.any(Number),
+        service: 'kosh',
+        reqId: 'req_4',
+        method: 'GET',
+        url: '/v1/orders/?receipt="a\\b"',
+        status: 200,
+        ms: 1.25,
+        msg: 'request',
+      },
+      {
+        level: 30,
+        time: expect.any(Number),
+        service: 'kosh',
+        reqId: 'req_5',
+        account_id: 'mid_1',
+        mode: 'test',
+        method: 'POST',
+        url: '/v1/orders/',
+        status: 201,
+        ms: 3,
+        msg: 'request',
+      },
+    ]);
+    expect(lines[0]!.time as number).toBeGreaterThanOrEqual(before);
+    // The same fields in the same order as the main logger writes them.
+    const { lines: pinoLines, log: pinoLog } = capture();
+    pinoLog.info(
+      {
+        reqId: 'req_5',
+        account_id: 'mid_1',
+        mode: 'test',
+        method: 'POST',
+        url: '/v1/orders/',
+        status: 201,
+        ms: 3,
+      },
+      'request',
+    );
+    expect(Object.keys(lines[1]!)).toEqual(Object.keys(pinoLines[0]!));
+  });
+
+  it('writes nothing when the main logger is above info', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    createAccessLogger(createLogger('warn', sink)).write({
+      reqId: 'r',
+      method: 'GET',
+      url: '/',
+      status: 200,
+      ms: 1,
+    });
+    expect(lines).toEqual([]);
   });
 
   it('buffered: lines of several processes on one pipe arrive whole, and none is lost at exit', async () => {
@@ -70,9 +140,9 @@ describe('access logger', () => {
     const writer = [
       "import { createAccessLogger } from './src/http/request-logger.ts';",
       "import { createLogger } from './src/log.ts';",
-      "const { logger } = createAccessLogger(createLogger('info'), { buffered: true });",
+      "const access = createAccessLogger(createLogger('info'), { buffered: true });",
       "const padding = 'x'.repeat(300);",
-      'for (let i = 0; i < 3000; i++) logger.info({ writer: process.argv[1], n: i, url: padding }, "request");',
+      'for (let i = 0; i < 3000; i++) access.write({ reqId: process.argv[1], method: "GET", url: padding, status: i, ms: 1 });',
       'process.exit(0);',
     ].join(' ');
     const root = path.resolve(import.meta.dirname, '../..');
@@ -90,9 +160,9 @@ describe('access logger', () => {
     const code = await new Promise((resolve) => child.on('close', resolve));
     expect(code).toBe(0);
     const lines = output.split('\n').filter(Boolean);
-    const parsed = lines.map((line) => JSON.parse(line) as { writer: string; n: number; msg: string });
+    const parsed = lines.map((line) => JSON.parse(line) as { reqId: string; status: number; msg: string });
     for (const writerName of ['a', 'b']) {
-      const numbers = parsed.filter((line) => line.writer === writerName).map((line) => line.n);
+      const numbers = parsed.filter((line) => line.reqId === writerName).map((line) => line.status);
       expect(numbers).toEqual(Array.from({ length: 3000 }, (_, i) => i));
     }
     expect(parsed.every((line) => line.msg === 'request')).toBe(true);
