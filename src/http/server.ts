@@ -186,7 +186,19 @@ export async function buildServer(container: Container): Promise<App> {
     coerceToSchema(request);
     done();
   });
+  // Closing: requests already under way finish, but their keep-alive connections would then stay
+  // open until the keep-alive timeout (72 s), holding the close up: Node reaps idle connections once,
+  // when the close starts. So every reply sent from then on closes its connection, and connections
+  // that fall idle later are reaped until the server has closed.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    const reaper = setInterval(() => app.server.closeIdleConnections(), 200).unref();
+    app.server.once('close', () => clearInterval(reaper));
+    done();
+  });
   app.addHook('onSend', (request, reply, _payload, done) => {
+    if (closing) reply.header('Connection', 'close');
     reply.header('X-Request-Id', request.id);
     // Responses are data: a browser must never guess HTML from a body holding a merchant's string.
     reply.header('X-Content-Type-Options', 'nosniff');

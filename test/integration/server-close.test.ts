@@ -1,0 +1,77 @@
+import http from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { createHarness } from '../helpers/harness.js';
+import { freePort } from '../helpers/process.js';
+
+/**
+ * A request under way when the server starts closing is answered, and its keep-alive connection
+ * does not hold the close up for the keep-alive timeout (72 s): the reply closes the connection.
+ */
+describe('closing the HTTP server', () => {
+  it('answers a request under way, closes its keep-alive connection, and finishes closing at once', async () => {
+    const harness = await createHarness('pglite');
+    const port = await freePort();
+    await harness.app.listen({ port, host: '127.0.0.1' });
+    const merchant = await harness.merchant();
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const body = JSON.stringify({ amount: 5000, currency: 'INR', receipt: 'close-1' });
+      let connected!: () => void;
+      const sentHeaders = new Promise<void>((resolve) => {
+        connected = resolve;
+      });
+      const answered = new Promise<{ status: number; connection: string | undefined; body: string }>(
+        (resolve, reject) => {
+          const request = http.request(
+            {
+              host: '127.0.0.1',
+              port,
+              method: 'POST',
+              path: '/v1/orders/',
+              agent,
+              headers: {
+                authorization: merchant.auth,
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(body),
+              },
+            },
+            (response) => {
+              let text = '';
+              response.setEncoding('utf8').on('data', (chunk: string) => {
+                text += chunk;
+              });
+              response.on('end', () =>
+                resolve({
+                  status: response.statusCode!,
+                  connection: response.headers.connection,
+                  body: text,
+                }),
+              );
+            },
+          );
+          request.on('error', reject);
+          request.on('socket', (socket) => socket.once('connect', connected));
+          // Half the body now: the request is under way, its connection not idle.
+          request.write(body.slice(0, 10));
+          sentHeaders.then(() =>
+            setTimeout(() => {
+              closed = harness.app.close();
+              setTimeout(() => request.end(body.slice(10)), 300);
+            }, 200),
+          );
+        },
+      );
+      let closed: Promise<unknown> | undefined;
+      const answer = await answered;
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toMatchObject({ data: { amount: 5000, receipt: 'close-1' } });
+      expect(answer.connection).toBe('close');
+      const started = Date.now();
+      await closed;
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      agent.destroy();
+      await harness.container.close();
+    }
+  }, 30_000);
+});
