@@ -193,8 +193,11 @@ export async function buildServer(container: Container): Promise<App> {
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
-    const reaper = setInterval(() => app.server.closeIdleConnections(), 200).unref();
-    app.server.once('close', () => clearInterval(reaper));
+    // Only a listening server has connections (the tests' injected requests have none).
+    if (app.server.listening) {
+      const reaper = setInterval(() => app.server.closeIdleConnections(), 200).unref();
+      app.server.once('close', () => clearInterval(reaper));
+    }
     done();
   });
   app.addHook('onSend', (request, reply, _payload, done) => {
