@@ -164,7 +164,6 @@ function wireServices(db: Db, shared: Shared) {
     clock,
     deadlines,
     publicUrl,
-    log,
   });
   const checkout = createCheckoutService({
     db,

@@ -109,21 +109,18 @@ describeEachDatabase('hot path', (harness) => {
       ['payments_find_for_page'],
       [
         'payments_find_by_id',
-        // The customer's choice (the intent) commits before the bank is asked; BEGIN travels with
-        // the move, the order for its event is read in the same round trip, and the event goes
-        // with the COMMIT...
-        'BEGIN + payments_change_status + orders_find',
-        'events_insert_1 + COMMIT',
-        // ...and the bank's answer moves the payment and its order, with both events, in a second,
-        // whose first round trip takes both row locks (payment, then order), so that the payment's
-        // compare-and-set cannot miss and the order is marked paid in the same round trip as it.
-        'BEGIN + payments_find_by_id_for_update + orders_find_for_update',
+        // The customer's choice and the sandbox bank's answer to it commit together (the sandbox
+        // never leaves the process, so it is asked before the transaction): BEGIN travels with the
+        // move to pending, which reads the order under its row lock (payment, then order) since the
+        // answer captures; the capture and the order's move share a round trip, and the three events
+        // go with the COMMIT.
+        'BEGIN + payments_change_status + orders_find_for_update',
         'payments_change_status + orders_change_status',
-        'events_insert_2 + COMMIT',
+        'events_insert_1 + events_insert_2 + COMMIT',
       ],
       ['payments_find'],
     ]);
-    expect(trips.flat()).toHaveLength(10);
+    expect(trips.flat()).toHaveLength(8);
   });
 
   it('keeps every account: none is deleted and no id changes, so rows that name one never dangle', async () => {

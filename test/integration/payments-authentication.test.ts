@@ -169,6 +169,47 @@ describeEachDatabase('payment authentication pages', (harness) => {
     expect((await choose(harness(), paymentId, fresh, 'success')).statusCode).toBe(200);
   });
 
+  it('records the choice and its outcome together: when the capture cannot commit, nothing of the choice stays', async () => {
+    const account = await harness().merchant();
+    const { db } = harness().container;
+    const { paymentId, orderId } = await createPayment(harness(), account);
+    const token = await openPage(harness(), paymentId);
+    // The order.paid event of this account cannot be written, so the capture's COMMIT fails.
+    await db.query(`CREATE FUNCTION refuse_order_paid() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.type = 'order.paid' AND NEW.account_id = '${account.id}' THEN
+          RAISE EXCEPTION 'order.paid refused for this test';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await db.query(
+      'CREATE TRIGGER refuse_order_paid BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_order_paid()',
+    );
+    try {
+      const failed = await choose(harness(), paymentId, token, 'success');
+      expect(failed.statusCode).toBeGreaterThanOrEqual(500);
+    } finally {
+      await db.query('DROP TRIGGER refuse_order_paid ON events');
+      await db.query('DROP FUNCTION refuse_order_paid()');
+    }
+    // Not pending with the choice and no outcome: still created, no event, the order untouched.
+    const payment = (await harness().request('GET', `/v1/payments/${paymentId}/`, { auth: account })).json()
+      .data;
+    expect(payment.status).toBe('created');
+    const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: account })).json().data;
+    expect(order.status).toBe('attempted');
+    expect(await eventsOf(harness(), account.id)).toEqual([]);
+    // The token was not used up: the customer's second try goes through.
+    const again = await choose(harness(), paymentId, token, 'success');
+    expect(again.statusCode).toBe(200);
+    expect(returnFields(again.body)).toMatchObject({ payment_id: paymentId, status: 'captured' });
+    expect((await eventsOf(harness(), account.id)).map((event) => event.type)).toEqual([
+      'payment.pending',
+      'payment.captured',
+      'order.paid',
+    ]);
+  });
+
   it('answers an HTML 404 for an unknown payment and an HTML 400 for a bad choice', async () => {
     const missing = await harness().request(
       'GET',

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Logger } from 'pino';
 import type { BrowserDetails, NextStep } from '../../connectors/connector.js';
 import type { ConnectorDirectory } from '../../connectors/directory.js';
 import type { SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
-import { CallInTransactionError, type Db } from '../../db/db.js';
+import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { secureRandomBytes } from '../../domain/random.js';
@@ -80,10 +79,8 @@ export function createAuthenticationService(deps: {
   clock: Clock;
   deadlines: PaymentDeadlines;
   publicUrl: string;
-  log: Logger;
 }) {
-  const { db, repo, states, initiation, payments, accounts, connectors, clock, deadlines, publicUrl, log } =
-    deps;
+  const { db, repo, states, initiation, payments, accounts, connectors, clock, deadlines, publicUrl } = deps;
 
   /** The payment (`read`: as the caller has just read it), expired first when it is past its expiry. */
   async function load(paymentId: string, read?: PaymentRow): Promise<PaymentRow> {
@@ -144,40 +141,41 @@ export function createAuthenticationService(deps: {
     return { kind: 'upi', payment, merchantName: account.name, link, qr, sandbox, checkoutUrl };
   }
 
-  /** The customer's choice: pending with the choice recorded, then the simulated answer applied. */
+  /**
+   * The customer's choice on a sandbox page: pending with the choice recorded and the simulated
+   * bank's answer applied, in one transaction. The sandbox never leaves the process and its answer
+   * is a function of the recorded choice, so it is asked first, for the payment as the choice
+   * leaves it, and nothing outside the database is called while the transaction is open.
+   */
   async function record(
     payment: PaymentRow,
     token: string,
     choice: SandboxChoice,
   ): Promise<PaymentRow | 'stale'> {
+    const connector = await connectors.forPayment(payment);
+    if (!connector.local) {
+      throw new KoshError('state_conflict', 'This payment is authenticated at its provider, not here.');
+    }
     const now = clock.now();
-    const firstAsk = nextSyncAt({ ...payment, status: 'pending', pending_at: now }, 0, now, deadlines);
-    const pending = await db.transaction((tx) =>
-      states.move(tx, payment, 'customer_acted', {
+    const acting: PaymentRow = {
+      ...payment,
+      status: 'pending',
+      pending_at: now,
+      provider_data: { ...payment.provider_data, choice },
+    };
+    const answer = await connector.status(toConnectorPayment(acting, publicUrl));
+    const recorded = await states.recordChoice(
+      payment,
+      {
         tokenHash: hashToken(token),
         providerData: { choice },
-        nextSyncAt: firstAsk,
-      }),
+        nextSyncAt: nextSyncAt(acting, 0, now, deadlines),
+      },
+      answer,
     );
-    if (!pending) {
-      const current = (await repo.findById(db, payment.id)) ?? payment;
-      return current.status === 'created' ? 'stale' : current;
-    }
-    try {
-      const connector = await connectors.forPayment(pending);
-      const answer = await connector.status(toConnectorPayment(pending, publicUrl));
-      const applied = await states.apply(pending.id, answer, { asked: false, seen: pending });
-      if (applied) return applied;
-    } catch (error) {
-      if (error instanceof CallInTransactionError) throw error;
-      // The choice is recorded; the reconciler reaches the same outcome. The customer goes back
-      // to the merchant with the payment as it stands (pending).
-      log.warn(
-        { err: error, payment_id: pending.id },
-        'recording the sandbox outcome failed; the reconciler will',
-      );
-    }
-    return (await repo.findById(db, pending.id)) ?? pending;
+    if (recorded) return recorded;
+    const current = (await repo.findById(db, payment.id)) ?? payment;
+    return current.status === 'created' ? 'stale' : current;
   }
 
   /** A test-mode UPI payment still waiting for its customer, for the sandbox UPI app. */
@@ -233,10 +231,10 @@ export function createAuthenticationService(deps: {
     },
 
     /**
-     * POST of the sandbox page: uses the token up and moves created → pending with the customer's
-     * choice, in one transaction. Once that is committed the outcome cannot be lost: the simulated
-     * bank's answer is a function of the recorded choice, asked now and, should anything fail from
-     * here on, by the reconciler.
+     * POST of the sandbox page: uses the token up, moves created → pending with the customer's
+     * choice and applies the simulated bank's answer to it, all in one transaction (`record`). A
+     * choice whose answer is still pending (pending then success, a late success) is finished by
+     * the reconciler from the recorded choice.
      */
     async choose(paymentId: string, token: string, choice: SandboxChoice): Promise<AuthenticationView> {
       const payment = await load(paymentId);

@@ -26,6 +26,8 @@ export interface MoveOptions {
    * it moves to (`apply`: one update instead of a move and a note).
    */
   facts?: { facts: ProviderFacts; asked: boolean; attempts: number };
+  /** A move that does not pay the order reads the order under its row lock (for a capture to follow). */
+  lockOrder?: boolean;
 }
 
 export interface ApplyOptions {
@@ -33,6 +35,11 @@ export interface ApplyOptions {
   asked: boolean;
   /** The payment as the caller last read it: lets a capture lock its order in the same round trip. */
   seen?: PaymentRow;
+  /**
+   * The payment and its order as this transaction already holds them under their row locks
+   * (`recordChoice`): nothing is read again.
+   */
+  locked?: { payment: PaymentRow; order: OrderRow | undefined };
 }
 
 export const ORDER_PAID_ELSEWHERE = {
@@ -137,7 +144,7 @@ export function createPaymentStates(deps: {
     trigger: PaymentTrigger,
     options: MoveOptions,
     lockedOrder?: OrderRow,
-  ): Promise<{ row: PaymentRow | undefined; factsRecorded: boolean }> {
+  ): Promise<{ row: PaymentRow | undefined; factsRecorded: boolean; order?: OrderRow }> {
     const transition = paymentTransition(payment.status, trigger);
     if (!transition) {
       throw new KoshError('state_conflict', `A ${payment.status} payment cannot move on '${trigger}'.`);
@@ -192,7 +199,14 @@ export function createPaymentStates(deps: {
     const [updated, current] = await tx.together(() =>
       Promise.all([
         repo.changeStatus(tx, change),
-        order ?? orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, false),
+        order ??
+          orders.findForPayment(
+            tx,
+            payment.account_id,
+            payment.mode,
+            payment.order_id,
+            options.lockOrder === true,
+          ),
       ]),
     );
     if (!updated) return { row: undefined, factsRecorded: false };
@@ -203,7 +217,7 @@ export function createPaymentStates(deps: {
       transition.capturesOrder ? [transition.event, 'order.paid'] : [transition.event],
       order ?? current,
     );
-    return { row: updated, factsRecorded: options.facts !== undefined };
+    return { row: updated, factsRecorded: options.facts !== undefined, order: order ?? current };
   }
 
   /** The move a provider's answer implies for a payment in its current state, if any. */
@@ -284,7 +298,9 @@ export function createPaymentStates(deps: {
     answer: StatusResult,
     options: ApplyOptions,
   ): Promise<PaymentRow | undefined> {
-    const [payment, lockedOrder] = await lockForAnswer(tx, paymentId, answer, options.seen);
+    const [payment, lockedOrder] = options.locked
+      ? [options.locked.payment, options.locked.order]
+      : await lockForAnswer(tx, paymentId, answer, options.seen);
     if (!payment) return undefined;
     const now = clock.now();
     // An answer about another amount, currency or provider payment is not trusted: ask again later.
@@ -327,6 +343,17 @@ export function createPaymentStates(deps: {
     return noted ?? current;
   }
 
+  /** Runs `work` in a transaction, once more if a concurrent capture of the order refused it. */
+  async function capturing<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    try {
+      return await db.transaction(work);
+    } catch (error) {
+      // Two payments of one order authorised at once: the unique index refused the second capture.
+      if (!isUniqueViolation(error, 'payments_one_captured_per_order')) throw error;
+      return db.transaction(work);
+    }
+  }
+
   return {
     move,
 
@@ -341,13 +368,33 @@ export function createPaymentStates(deps: {
       result: StatusResult,
       options: ApplyOptions,
     ): Promise<PaymentRow | undefined> {
-      try {
-        return await db.transaction((tx) => applyIn(tx, paymentId, result, options));
-      } catch (error) {
-        // Two payments of one order authorised at once: the unique index refused the second capture.
-        if (!isUniqueViolation(error, 'payments_one_captured_per_order')) throw error;
-        return db.transaction((tx) => applyIn(tx, paymentId, result, options));
-      }
+      return capturing((tx) => applyIn(tx, paymentId, result, options));
+    },
+
+    /**
+     * The customer's choice at a connector that never leaves the process (the sandbox), and that
+     * connector's answer to it, in one transaction: created → pending with the choice (using the
+     * page's token up), then the answer applied as `apply` would. `answer` was asked for the
+     * payment as the choice leaves it; a local connector's answer is a function of that row, so
+     * nothing is called here and there is no moment at which the choice is recorded without its
+     * outcome. When the answer captures, the move to pending reads the order under its row lock
+     * (payment, then order: the order of locks of every capture). Undefined: the payment was no
+     * longer `created` or the token did not match; nothing changed.
+     */
+    async recordChoice(
+      payment: PaymentRow,
+      choice: MoveOptions,
+      answer: StatusResult,
+    ): Promise<PaymentRow | undefined> {
+      return capturing(async (tx) => {
+        const acted = await moveRecording(tx, payment, 'customer_acted', {
+          ...choice,
+          lockOrder: answer.outcome === 'captured',
+        });
+        if (!acted.row) return undefined;
+        const locked = { payment: acted.row, order: answer.outcome === 'captured' ? acted.order : undefined };
+        return (await applyIn(tx, payment.id, answer, { asked: false, locked })) ?? acted.row;
+      });
     },
   };
 }
