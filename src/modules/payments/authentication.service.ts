@@ -62,6 +62,12 @@ function hashToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
+/** A fresh single-use page token: the value for the page, and the hash Kosh stores. */
+function freshToken(): { token: string; hash: Buffer } {
+  const token = secureRandomBytes(32).toString('base64url');
+  return { token, hash: hashToken(token) };
+}
+
 /**
  * The browser-facing half of a payment before the provider: Kosh's authentication URL sends the
  * browser to the provider's step, or shows the sandbox bank page. It holds no API key: the payment
@@ -186,8 +192,8 @@ export function createAuthenticationService(deps: {
   }
 
   async function sandboxPage(payment: PaymentRow): Promise<AuthenticationView> {
-    const token = secureRandomBytes(32).toString('base64url');
-    if (!(await repo.setTokenHash(db, payment.id, hashToken(token)))) {
+    const { token, hash } = freshToken();
+    if (!(await repo.setTokenHash(db, payment.id, hash))) {
       return returnView((await repo.findById(db, payment.id)) ?? payment);
     }
     return chooseView(payment, token);
@@ -207,9 +213,9 @@ export function createAuthenticationService(deps: {
      */
     async view(paymentId: string, browser: BrowserDetails): Promise<AuthenticationView> {
       // One statement reads the payment and, when it shows the sandbox bank page, sets its token.
-      const token = secureRandomBytes(32).toString('base64url');
+      const { token, hash } = freshToken();
       const notBefore = new Date(clock.now().getTime() - deadlines.expirySeconds * 1000);
-      const found = await repo.findForPage(db, paymentId, hashToken(token), notBefore);
+      const found = await repo.findForPage(db, paymentId, hash, notBefore);
       if (!found) throw notFound('payment', paymentId);
       if (found.tokenSet) return chooseView(found.payment, token);
       let payment = await load(paymentId, found.payment);
@@ -256,8 +262,8 @@ export function createAuthenticationService(deps: {
     async simulator(paymentId: string): Promise<AuthenticationView> {
       const payment = await simulatable(paymentId);
       if (payment.status !== 'created') return { kind: 'simulated', payment, choice: 'expire' };
-      const token = secureRandomBytes(32).toString('base64url');
-      if (!(await repo.setTokenHash(db, payment.id, hashToken(token)))) {
+      const { token, hash } = freshToken();
+      if (!(await repo.setTokenHash(db, payment.id, hash))) {
         return {
           kind: 'simulated',
           payment: (await repo.findById(db, payment.id)) ?? payment,
