@@ -164,6 +164,7 @@ function wireServices(db: Db, shared: Shared) {
     clock,
     deadlines,
     publicUrl,
+    log,
   });
   const checkout = createCheckoutService({
     db,

@@ -12,9 +12,9 @@ const RETURNED_STATUS = /name="status" value="([^"]+)"/;
 
 /**
  * The customer chooses Success while another session holds the order's row lock for longer than
- * the statement timeout: recording the capture fails, but the choice was committed with the move
- * to pending, so the page still sends the customer back (pending) and the reconciler captures the
- * payment once the lock is gone.
+ * the statement timeout: the choice and its outcome cannot commit together, so the choice is
+ * committed alone with the move to pending, the page still sends the customer back (pending or,
+ * if the lock went in time, captured) and the reconciler captures the payment once the lock is gone.
  */
 describe('a statement timeout between the choice and its outcome', () => {
   let fixture: FaultFixture;

@@ -169,12 +169,12 @@ describeEachDatabase('payment authentication pages', (harness) => {
     expect((await choose(harness(), paymentId, fresh, 'success')).statusCode).toBe(200);
   });
 
-  it('records the choice and its outcome together: when the capture cannot commit, nothing of the choice stays', async () => {
+  it('records the choice alone when its outcome cannot be recorded with it: the customer goes back pending, the reconciler captures', async () => {
     const account = await harness().merchant();
     const { db } = harness().container;
     const { paymentId, orderId } = await createPayment(harness(), account);
     const token = await openPage(harness(), paymentId);
-    // The order.paid event of this account cannot be written, so the capture's COMMIT fails.
+    // The order.paid event of this account cannot be written, so no capture of its order commits.
     await db.query(`CREATE FUNCTION refuse_order_paid() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF NEW.type = 'order.paid' AND NEW.account_id = '${account.id}' THEN
@@ -186,23 +186,32 @@ describeEachDatabase('payment authentication pages', (harness) => {
       'CREATE TRIGGER refuse_order_paid BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_order_paid()',
     );
     try {
-      const failed = await choose(harness(), paymentId, token, 'success');
-      expect(failed.statusCode).toBeGreaterThanOrEqual(500);
+      const chosen = await choose(harness(), paymentId, token, 'success');
+      expect(chosen.statusCode).toBe(200);
+      expect(returnFields(chosen.body)).toMatchObject({ payment_id: paymentId, status: 'pending' });
     } finally {
       await db.query('DROP TRIGGER refuse_order_paid ON events');
       await db.query('DROP FUNCTION refuse_order_paid()');
     }
-    // Not pending with the choice and no outcome: still created, no event, the order untouched.
+    // The choice is committed on its own (pending, with when to ask), the capture is not.
+    const [pending] = await db.query<{ status: string; next_sync_at: Date | null }>(
+      'SELECT status, next_sync_at FROM payments WHERE id = $1',
+      [paymentId],
+    );
+    expect(pending).toMatchObject({ status: 'pending' });
+    expect(pending!.next_sync_at).not.toBeNull();
+    expect((await eventsOf(harness(), account.id)).map((event) => event.type)).toEqual(['payment.pending']);
+    // The token is used up: the same post again only shows where the payment stands.
+    const again = await choose(harness(), paymentId, token, 'success');
+    expect(returnFields(again.body)).toMatchObject({ payment_id: paymentId, status: 'pending' });
+    // The reconciler asks the sandbox at the payment's next ask and captures it.
+    harness().clock.advance(Math.max(0, pending!.next_sync_at!.getTime() - harness().clock.now().getTime()));
+    await harness().container.jobs.paymentSync.run(new AbortController().signal);
     const payment = (await harness().request('GET', `/v1/payments/${paymentId}/`, { auth: account })).json()
       .data;
-    expect(payment.status).toBe('created');
+    expect(payment.status).toBe('captured');
     const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: account })).json().data;
-    expect(order.status).toBe('attempted');
-    expect(await eventsOf(harness(), account.id)).toEqual([]);
-    // The token was not used up: the customer's second try goes through.
-    const again = await choose(harness(), paymentId, token, 'success');
-    expect(again.statusCode).toBe(200);
-    expect(returnFields(again.body)).toMatchObject({ payment_id: paymentId, status: 'captured' });
+    expect(order.status).toBe('paid');
     expect((await eventsOf(harness(), account.id)).map((event) => event.type)).toEqual([
       'payment.pending',
       'payment.captured',

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { BrowserDetails, NextStep } from '../../connectors/connector.js';
+import type { Logger } from 'pino';
+import type { BrowserDetails, NextStep, StatusResult } from '../../connectors/connector.js';
 import type { ConnectorDirectory } from '../../connectors/directory.js';
 import type { SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
-import type { Db } from '../../db/db.js';
+import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { secureRandomBytes } from '../../domain/random.js';
@@ -15,7 +16,7 @@ import { expiryFailure, isExpired } from './payments.expiry.js';
 import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
 import type { PaymentsService } from './payments.service.js';
-import type { PaymentStates } from './payments.states.js';
+import type { MoveOptions, PaymentStates } from './payments.states.js';
 import { signReturn } from './return-signature.js';
 import { nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
 
@@ -85,8 +86,10 @@ export function createAuthenticationService(deps: {
   clock: Clock;
   deadlines: PaymentDeadlines;
   publicUrl: string;
+  log: Logger;
 }) {
-  const { db, repo, states, initiation, payments, accounts, connectors, clock, deadlines, publicUrl } = deps;
+  const { db, repo, states, initiation, payments, accounts, connectors, clock, deadlines, publicUrl, log } =
+    deps;
 
   /** The payment (`read`: as the caller has just read it), expired first when it is past its expiry. */
   async function load(paymentId: string, read?: PaymentRow): Promise<PaymentRow> {
@@ -151,7 +154,9 @@ export function createAuthenticationService(deps: {
    * The customer's choice on a sandbox page: pending with the choice recorded and the simulated
    * bank's answer applied, in one transaction. The sandbox never leaves the process and its answer
    * is a function of the recorded choice, so it is asked first, for the payment as the choice
-   * leaves it, and nothing outside the database is called while the transaction is open.
+   * leaves it, and nothing outside the database is called while the transaction is open. Should
+   * that transaction fail (a row lock held past the statement timeout, a refused write), the choice
+   * is committed alone, as a provider's answer would be, and the answer applied after it.
    */
   async function record(
     payment: PaymentRow,
@@ -170,18 +175,49 @@ export function createAuthenticationService(deps: {
       provider_data: { ...payment.provider_data, choice },
     };
     const answer = await connector.status(toConnectorPayment(acting, publicUrl));
-    const recorded = await states.recordChoice(
-      payment,
-      {
-        tokenHash: hashToken(token),
-        providerData: { choice },
-        nextSyncAt: nextSyncAt(acting, 0, now, deadlines),
-      },
-      answer,
-    );
+    const acted = {
+      tokenHash: hashToken(token),
+      providerData: { choice },
+      nextSyncAt: nextSyncAt(acting, 0, now, deadlines),
+    };
+    let recorded: PaymentRow | undefined;
+    try {
+      recorded = await states.recordChoice(payment, acted, answer);
+    } catch (error) {
+      if (error instanceof CallInTransactionError) throw error;
+      log.warn(
+        { err: error, payment_id: payment.id },
+        'recording the sandbox choice with its outcome failed; recording the choice alone',
+      );
+      recorded = await recordAlone(payment, acted, answer);
+    }
     if (recorded) return recorded;
     const current = (await repo.findById(db, payment.id)) ?? payment;
     return current.status === 'created' ? 'stale' : current;
+  }
+
+  /**
+   * The choice in a transaction of its own (created → pending, with when to ask), then the answer
+   * in another. Once the first has committed the choice cannot be lost: should the second fail
+   * too, the customer goes back with the payment pending and the reconciler applies the answer.
+   */
+  async function recordAlone(
+    payment: PaymentRow,
+    acted: MoveOptions,
+    answer: StatusResult,
+  ): Promise<PaymentRow | undefined> {
+    const pending = await db.transaction((tx) => states.move(tx, payment, 'customer_acted', acted));
+    if (!pending) return undefined;
+    try {
+      return (await states.apply(pending.id, answer, { asked: false, seen: pending })) ?? pending;
+    } catch (error) {
+      if (error instanceof CallInTransactionError) throw error;
+      log.warn(
+        { err: error, payment_id: pending.id },
+        'recording the sandbox outcome failed; the reconciler will',
+      );
+      return pending;
+    }
   }
 
   /** A test-mode UPI payment still waiting for its customer, for the sandbox UPI app. */
