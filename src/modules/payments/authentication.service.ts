@@ -274,9 +274,9 @@ export function createAuthenticationService(deps: {
 
     /**
      * POST of the sandbox page: uses the token up, moves created → pending with the customer's
-     * choice and applies the simulated bank's answer to it, all in one transaction (`record`). A
-     * choice whose answer is still pending (pending then success, a late success) is finished by
-     * the reconciler from the recorded choice.
+     * choice and applies the simulated bank's answer to it, in one transaction when it can commit
+     * and else one after the other (`record`). A choice whose answer is still pending (pending then
+     * success, a late success) is finished by the reconciler from the recorded choice.
      */
     async choose(paymentId: string, token: string, choice: SandboxChoice): Promise<AuthenticationView> {
       const payment = await load(paymentId);
