@@ -134,9 +134,10 @@ export function createPaymentStates(deps: {
   }
 
   /**
-   * `move`, saying whether its update also recorded `options.facts`. `lockedOrder`: the payment's
-   * order, already read under its row lock in this transaction (`applyIn` takes both locks in one
-   * round trip when the answer captures).
+   * `move`, saying whether its update also recorded `options.facts`, and (for a move that does not
+   * pay the order) the order it read for the event, under its row lock with `options.lockOrder`.
+   * `lockedOrder`: the payment's order, already read under its row lock in this transaction
+   * (`applyIn` takes both locks in one round trip when the answer captures).
    */
   async function moveRecording(
     tx: Queryable,
