@@ -10,6 +10,7 @@ import {
   type LaunchedBrowser,
   launchBrowser,
   STEP_TIMEOUT_MS,
+  saveScreenshot,
 } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { basicAuth, createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
@@ -20,7 +21,6 @@ import { TestReceiver } from '../helpers/webhook-receiver.js';
 
 vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
-const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WIDTHS = [1280, 375] as const;
 /**
@@ -75,13 +75,9 @@ for (const kind of DATABASE_KINDS) {
     async function check(name: string): Promise<void> {
       photographed.push(name);
       if (kind !== RENDERED_ON) return;
-      fs.mkdirSync(SCREENSHOTS, { recursive: true });
       for (const width of WIDTHS) {
         await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
-        await page.screenshot({
-          path: path.join(SCREENSHOTS, `dashboard-${name}-${width}-${kind}.png`),
-          fullPage: true,
-        });
+        await saveScreenshot(page, `dashboard-${name}-${width}-${kind}.png`, { fullPage: true });
         await page.evaluate(AXE_SOURCE);
         const violations = (await page.evaluate(async () => {
           const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;

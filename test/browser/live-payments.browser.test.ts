@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyReturn } from '../../src/modules/payments/return-signature.js';
@@ -8,6 +6,7 @@ import {
   type LaunchedBrowser,
   launchBrowser,
   merchantReturn,
+  saveScreenshot,
 } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { fakepayAccount } from '../helpers/fakepay/connector.js';
@@ -25,7 +24,6 @@ vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
  * Kosh sends it on to the merchant's https return_url with the signed POST (caught in the browser:
  * the merchant's site is not on this machine).
  */
-const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
 const RETURN_URL = 'https://merchant.example/return';
 
 /**
@@ -78,7 +76,6 @@ for (const kind of DATABASE_KINDS) {
       await harness.container.db.transaction((tx) => methods.set(tx, merchant.id, 'live', live));
       browser = await launchBrowser();
       context = browser.context;
-      fs.mkdirSync(SCREENSHOTS, { recursive: true });
     });
 
     afterAll(async () => {
@@ -135,9 +132,7 @@ for (const kind of DATABASE_KINDS) {
           await page.waitForURL(`${fakepay.url}/bank/**`);
           await expect(page.locator('#amount').textContent()).resolves.toBe('5000 INR');
           if (testCase.choice === 'success') {
-            await page.screenshot({
-              path: path.join(SCREENSHOTS, `live-${testCase.method}-provider-${kind}.png`),
-            });
+            await saveScreenshot(page, `live-${testCase.method}-provider-${kind}.png`);
           }
           await page.click(`button[value="${testCase.choice}"]`);
           const fields = await returned;

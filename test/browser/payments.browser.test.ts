@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { BROWSER_TEST_TIMEOUT_MS } from '../helpers/browser.js';
+import { BROWSER_TEST_TIMEOUT_MS, saveScreenshot } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
 import { type ShopInBrowser, startShopInBrowser } from '../helpers/shop-in-browser.js';
@@ -40,8 +38,6 @@ const CHOICES = [
   },
   { value: 'late_success', button: 'Late success', payment: 'pending', order: 'attempted', error: '—' },
 ] as const;
-
-const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
 
 /** Every choice on an html_form bank and a redirect wallet; the plain three on the other codes too. */
 const WALKED = new Set(['ICIC', 'payzapp']);
@@ -148,16 +144,9 @@ for (const kind of DATABASE_KINDS) {
             await expect(page.locator('#amount').textContent()).resolves.toBe('₹50.00');
 
             if (choice.value === 'success' && testCase.code === 'ICIC') {
-              fs.mkdirSync(SCREENSHOTS, { recursive: true });
-              await page.screenshot({
-                path: path.join(SCREENSHOTS, `sandbox-bank-${kind}.png`),
-                fullPage: true,
-              });
+              await saveScreenshot(page, `sandbox-bank-${kind}.png`, { fullPage: true });
               await page.setViewportSize({ width: 375, height: 800 });
-              await page.screenshot({
-                path: path.join(SCREENSHOTS, `sandbox-bank-375-${kind}.png`),
-                fullPage: true,
-              });
+              await saveScreenshot(page, `sandbox-bank-375-${kind}.png`, { fullPage: true });
             }
             const button = page.locator(`button[name="choice"][value="${choice.value}"]`);
             await expect(button.textContent()).resolves.toBe(choice.button);

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CASHFREE_ERRORS } from '../../src/connectors/cashfree/cashfree.tables.js';
@@ -10,6 +8,7 @@ import {
   type LaunchedBrowser,
   launchBrowser,
   merchantReturn,
+  saveScreenshot,
 } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
@@ -27,7 +26,6 @@ vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
  * there, comes back through Kosh's callback, and is sent to the merchant's https return_url with
  * the signed POST (caught in the browser: the merchant's site is not on this machine).
  */
-const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
 const RETURN_URL = 'https://merchant.example/return';
 
 const cashfree = await FakeCashfree.start();
@@ -80,7 +78,6 @@ for (const kind of DATABASE_KINDS) {
       await harness.app.listen({ port, host: '127.0.0.1' });
       browser = await launchBrowser();
       context = browser.context;
-      fs.mkdirSync(SCREENSHOTS, { recursive: true });
     });
 
     afterAll(async () => {
@@ -142,9 +139,7 @@ for (const kind of DATABASE_KINDS) {
               else await page.goto(next[0].url);
               await page.waitForURL(`${provider.origin.replace(/\/pg$/, '')}/bank/**`);
               if (testCase.choice === 'success') {
-                await page.screenshot({
-                  path: path.join(SCREENSHOTS, `${provider.name}-${testCase.method}-bank-${kind}.png`),
-                });
+                await saveScreenshot(page, `${provider.name}-${testCase.method}-bank-${kind}.png`);
               }
               await page.click(`button[value="${testCase.choice}"]`);
               const fields = await returned;

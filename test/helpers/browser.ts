@@ -104,6 +104,25 @@ export function overflowWidth(page: Page): Promise<number> {
 export const SCREENSHOTS = path.join('test', 'browser', 'screenshots');
 
 /**
+ * Saves a screenshot of the page as `SCREENSHOTS/<file>`. Chromium now and then refuses one capture
+ * ("Unable to capture screenshot", a CDP protocol error, not a timeout) and takes the same picture
+ * when asked again a moment later: that refusal is asked again, up to three times; any other error
+ * fails at once.
+ */
+export async function saveScreenshot(page: Page, file: string, options: { fullPage?: boolean } = {}) {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.screenshot({ path: path.join(SCREENSHOTS, file), fullPage: options.fullPage ?? false });
+      return;
+    } catch (error) {
+      if (attempt >= 3 || !/Unable to capture screenshot/.test(String(error))) throw error;
+      await page.waitForTimeout(250 * attempt);
+    }
+  }
+}
+
+/**
  * The page at 1280 and 375 px: a screenshot at each (`<name>-<width>.png`), axe-core with no serious
  * or critical violation, nothing wider than the screen; `atWidth` checks more at each width.
  */
@@ -112,10 +131,9 @@ export async function auditPage(
   name: string,
   atWidth?: (width: number) => Promise<void>,
 ): Promise<void> {
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
   for (const width of [1280, 375]) {
     await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+    await saveScreenshot(page, `${name}-${width}.png`, { fullPage: true });
     const violations = await axeViolations(page);
     if (violations.length > 0) throw new Error(`${name} at ${width} px: ${violations.join('; ')}`);
     const overflow = await overflowWidth(page);
