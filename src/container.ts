@@ -231,6 +231,7 @@ function wireServices(db: Db, shared: Shared) {
     db,
     repo: repos.webhooks,
     deliveries: repos.deliveries,
+    events,
     ids,
     clock,
     resolver,

@@ -97,7 +97,7 @@ describe('two delivery workers on one PostgreSQL', () => {
           "SELECT count(*) AS pending FROM webhook_deliveries WHERE status <> 'succeeded'",
         );
         const [fanned] = await harness.container.db.query<{ waiting: string }>(
-          'SELECT count(*) AS waiting FROM events WHERE fanned_out_at IS NULL',
+          'SELECT count(*) AS waiting FROM event_fan_out',
         );
         if (Number(row?.pending) === 0 && Number(fanned?.waiting) === 0 && receiver.received.length >= EVENTS)
           break;

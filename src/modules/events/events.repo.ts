@@ -27,7 +27,8 @@ export function createEventsRepo() {
     /**
      * The events in one statement, in the order given (their ids ascend in that order), written
      * with the caller's COMMIT (`atCommit`): atomically with the change they record, and in the
-     * same round trip as its commit. Returns the rows as written.
+     * same round trip as its commit. The same statement queues each id for the webhook fan-out
+     * (`event_fan_out`). Returns the rows as written.
      */
     async insert(tx: Queryable, events: NewEvent[]): Promise<EventRow[]> {
       const rows = events.map(
@@ -37,7 +38,10 @@ export function createEventsRepo() {
       await tx.atCommit(
         {
           name: `events_insert_${events.length}`,
-          text: `INSERT INTO events (id, account_id, mode, type, payload, created_at) VALUES ${rows.join(', ')}`,
+          text: `WITH written AS (
+                   INSERT INTO events (id, account_id, mode, type, payload, created_at) VALUES ${rows.join(', ')}
+                   RETURNING id)
+                 INSERT INTO event_fan_out (event_id) SELECT id FROM written`,
         },
         events.flatMap((event) => [
           event.id,
@@ -56,6 +60,24 @@ export function createEventsRepo() {
         payload: event.payload as Record<string, unknown>,
         created_at: event.createdAt,
       }));
+    },
+
+    /**
+     * Takes up to `limit` events waiting for the fan-out, oldest first, in the caller's transaction:
+     * they leave the queue when it commits and stay when it rolls back. SKIP LOCKED lets several
+     * processes take batches at once, each a different one.
+     */
+    async takeForFanOut(tx: Queryable, limit: number): Promise<string[]> {
+      const rows = await tx.query<{ event_id: string }>(
+        {
+          name: 'events_take_for_fan_out',
+          text: `DELETE FROM event_fan_out WHERE event_id IN (
+                   SELECT event_id FROM event_fan_out ORDER BY event_id LIMIT $1 FOR UPDATE SKIP LOCKED)
+                 RETURNING event_id`,
+        },
+        [limit],
+      );
+      return rows.map((row) => row.event_id).sort();
     },
 
     async find(db: Queryable, accountId: string, mode: Mode, id: string): Promise<EventRow | undefined> {

@@ -75,6 +75,11 @@ export function createEventsService(deps: { db: Db; repo: EventsRepo; ids: IdGen
 
     recordAll,
 
+    /** The ids of up to `limit` events waiting for the webhook fan-out, taken in `tx` (oldest first). */
+    takeForFanOut(tx: Queryable, limit: number): Promise<string[]> {
+      return repo.takeForFanOut(tx, limit);
+    },
+
     async get(scope: Scope, id: string, on: Queryable = db): Promise<Event> {
       const row = looksLikeId('evt', id) ? await repo.find(on, scope.accountId, scope.mode, id) : undefined;
       if (!row) throw notFound('event', id);

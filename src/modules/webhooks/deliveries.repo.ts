@@ -52,51 +52,37 @@ const DELIVERY_COLUMNS =
 export function createDeliveriesRepo() {
   return {
     /**
-     * Turns up to `limit` new events into one pending delivery per matching enabled endpoint and
-     * marks them fanned out, all in the caller's transaction. SKIP LOCKED lets several workers share.
-     * Events are taken and their deliveries made in id order, which is the order they were written
-     * (event ids count up within a millisecond, see domain/ids.ts).
+     * One pending delivery per matching enabled endpoint for each of `eventIds` (taken from the
+     * events' fan-out queue in the caller's transaction), made in id order, which is the order the
+     * events were written (event ids count up within a millisecond, see domain/ids.ts).
      */
-    async fanOut(tx: Queryable, limit: number, newId: () => string, now: Date): Promise<number> {
-      const events = await tx.query<{
-        id: string;
-        account_id: string;
-        mode: Mode;
-        type: string;
-        created_at: Date;
-      }>(
-        `SELECT id, account_id, mode, type, created_at FROM events WHERE fanned_out_at IS NULL
-          ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [limit],
-      );
-      if (events.length === 0) return 0;
-      const eventIds = events.map((event) => event.id);
+    async fanOut(tx: Queryable, eventIds: string[], newId: () => string, now: Date): Promise<void> {
       const pairs = await tx.query<{ event_id: string; endpoint_id: string }>(
-        `SELECT ev.id AS event_id, ep.id AS endpoint_id
-           FROM events ev JOIN webhook_endpoints ep
-             ON ep.account_id = ev.account_id AND ep.mode = ev.mode AND ep.enabled AND ep.deleted_at IS NULL
-            AND (ep.enabled_events ? '*' OR ep.enabled_events ? ev.type)
-          WHERE ev.id = ANY($1::text[])
-          ORDER BY ev.id, ep.id`,
+        {
+          name: 'deliveries_fan_out_pairs',
+          text: `SELECT ev.id AS event_id, ep.id AS endpoint_id
+                   FROM events ev JOIN webhook_endpoints ep
+                     ON ep.account_id = ev.account_id AND ep.mode = ev.mode AND ep.enabled AND ep.deleted_at IS NULL
+                    AND (ep.enabled_events ? '*' OR ep.enabled_events ? ev.type)
+                  WHERE ev.id = ANY($1::text[])
+                  ORDER BY ev.id, ep.id`,
+        },
         [eventIds],
       );
-      if (pairs.length > 0) {
-        await tx.query(
-          `INSERT INTO webhook_deliveries (id, account_id, mode, event_id, endpoint_id, status, next_attempt_at, created_at, updated_at)
-           SELECT d.id, ev.account_id, ev.mode, ev.id, d.endpoint_id, 'pending', $4, $4, $4
-             FROM unnest($1::text[], $2::text[], $3::text[]) AS d(id, event_id, endpoint_id)
-             JOIN events ev ON ev.id = d.event_id
-           ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
-          [
-            pairs.map(() => newId()),
-            pairs.map((pair) => pair.event_id),
-            pairs.map((pair) => pair.endpoint_id),
-            now,
-          ],
-        );
-      }
-      await tx.query('UPDATE events SET fanned_out_at = $2 WHERE id = ANY($1::text[])', [eventIds, now]);
-      return events.length;
+      if (pairs.length === 0) return;
+      await tx.query(
+        `INSERT INTO webhook_deliveries (id, account_id, mode, event_id, endpoint_id, status, next_attempt_at, created_at, updated_at)
+         SELECT d.id, ev.account_id, ev.mode, ev.id, d.endpoint_id, 'pending', $4, $4, $4
+           FROM unnest($1::text[], $2::text[], $3::text[]) AS d(id, event_id, endpoint_id)
+           JOIN events ev ON ev.id = d.event_id
+         ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
+        [
+          pairs.map(() => newId()),
+          pairs.map((pair) => pair.event_id),
+          pairs.map((pair) => pair.endpoint_id),
+          now,
+        ],
+      );
     },
 
     /**

@@ -5,6 +5,7 @@ import { type IdGenerator, looksLikeId } from '../../domain/ids.js';
 import { MAX_PAGE_SIZE, type Page, type PageQuery, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
 import type { KeyRing } from '../../security/keyring.js';
+import type { EventsService } from '../events/events.service.js';
 import type { AttemptRow, DeliveriesRepo, DeliveryRow } from './deliveries.repo.js';
 import { newWebhookSecret } from './signing.js';
 import type { Resolver } from './url-safety.js';
@@ -70,6 +71,8 @@ export function createWebhooksService(deps: {
   db: Db;
   repo: WebhooksRepo;
   deliveries: DeliveriesRepo;
+  /** Where the fan-out takes the events waiting for it. */
+  events: Pick<EventsService, 'takeForFanOut'>;
   ids: IdGenerator;
   clock: Clock;
   resolver: Resolver;
@@ -77,7 +80,7 @@ export function createWebhooksService(deps: {
   /** KOSH_ALLOW_LOOPBACK_WEBHOOKS: test-mode URLs may point at this machine. */
   allowLoopback: boolean;
 }) {
-  const { db, repo, deliveries, ids, clock, resolver, keyring, allowLoopback } = deps;
+  const { db, repo, deliveries, events, ids, clock, resolver, keyring, allowLoopback } = deps;
   const policy = (scope: Scope) => ({ mode: scope.mode, allowLoopback });
   /** Signing secrets are stored encrypted, bound to their endpoint. */
   const seal = (endpointId: string, secret: string) =>
@@ -293,7 +296,11 @@ export function createWebhooksService(deps: {
 
     /** One fan-out batch: new events become deliveries. Safe to run in any number of processes. */
     async fanOut(limit: number): Promise<number> {
-      return db.transaction((tx) => deliveries.fanOut(tx, limit, () => ids.next('msg'), clock.now()));
+      return db.transaction(async (tx) => {
+        const eventIds = await events.takeForFanOut(tx, limit);
+        if (eventIds.length > 0) await deliveries.fanOut(tx, eventIds, () => ids.next('msg'), clock.now());
+        return eventIds.length;
+      });
     },
   };
 }
