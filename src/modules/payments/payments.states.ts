@@ -9,10 +9,11 @@ import type { OrderRow } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { toOrder } from '../orders/orders.service.js';
 import { type PaymentTrigger, paymentTransition } from './payment.transitions.js';
+import { matches, ORDER_PAID_ELSEWHERE, triggerFor } from './payment-answers.js';
 import { bankDetailsOf, toPayment } from './payments.model.js';
 import type { PaymentsRepo } from './payments.repo.js';
 import type { PaymentRow, ProviderFacts, StatusChange } from './payments.row.js';
-import { deadlineOf, nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
+import { nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
 
 export interface MoveOptions {
   errorCode?: string;
@@ -41,23 +42,6 @@ export interface ApplyOptions {
    */
   locked?: { payment: PaymentRow; order: OrderRow | undefined };
 }
-
-export const ORDER_PAID_ELSEWHERE = {
-  errorCode: 'order_already_paid',
-  errorReason:
-    'The order was paid by another payment; this payment was not captured and its money goes back.',
-};
-
-const TIMED_OUT = (seconds: number) => ({
-  errorCode: 'payment_timed_out',
-  errorReason: `The bank gave no answer within ${seconds} seconds.`,
-});
-
-/** A UPI payment nobody paid (or whose bank gave no answer) by its expires_at. */
-export const UPI_EXPIRED = {
-  errorCode: 'upi_expired',
-  errorReason: 'The customer did not complete the UPI payment before it expired.',
-};
 
 /**
  * Every payment state change goes through `move`: the transition table decides the target, one
@@ -221,58 +205,6 @@ export function createPaymentStates(deps: {
     return { row: updated, factsRecorded: options.facts !== undefined, order: order ?? current };
   }
 
-  /** The move a provider's answer implies for a payment in its current state, if any. */
-  function triggerFor(
-    payment: PaymentRow,
-    result: StatusResult,
-    now: Date,
-  ): { trigger: PaymentTrigger; options: MoveOptions } | undefined {
-    const failure = {
-      errorCode: result.errorCode ?? 'payment_failed',
-      errorReason: result.errorReason ?? 'The payment failed.',
-    };
-    const deadline = deadlineOf(payment, deadlines);
-    const pastDeadline = deadline !== undefined && now >= deadline;
-    switch (payment.status) {
-      case 'created':
-        if (result.outcome === 'captured') return { trigger: 'authorised', options: {} };
-        if (result.outcome === 'failed') return { trigger: 'declined', options: failure };
-        if (result.outcome === 'pending') return { trigger: 'customer_acted', options: {} };
-        if (!pastDeadline) return undefined;
-        if (payment.expires_at) return { trigger: 'expired', options: UPI_EXPIRED };
-        return {
-          trigger: 'expired',
-          options: {
-            errorCode: 'payment_expired',
-            errorReason: `The customer did not complete the payment within ${deadlines.expirySeconds} seconds.`,
-          },
-        };
-      case 'pending':
-        if (result.outcome === 'captured') return { trigger: 'authorised', options: {} };
-        if (result.outcome === 'failed') return { trigger: 'declined', options: failure };
-        if (!pastDeadline) return undefined;
-        return {
-          trigger: 'timed_out',
-          options: payment.expires_at ? UPI_EXPIRED : TIMED_OUT(deadlines.pendingTimeoutSeconds),
-        };
-      case 'failed':
-        return result.outcome === 'captured' && !payment.refund_due
-          ? { trigger: 'late_authorisation', options: {} }
-          : undefined;
-      case 'captured':
-        return undefined;
-    }
-  }
-
-  /** Whether what the provider says is about this very payment: amount, currency and reference agree. */
-  function matches(payment: PaymentRow, result: StatusResult): boolean {
-    if (result.amount !== undefined && result.amount !== Number(payment.amount)) return false;
-    if (result.currency !== undefined && result.currency !== payment.currency) return false;
-    if (result.reference && payment.provider_reference && result.reference !== payment.provider_reference)
-      return false;
-    return true;
-  }
-
   /**
    * The payment under its row lock; with `seen` (the payment as the caller last read it) and an
    * answer that captures, its order under its lock too, in the same round trip and the same order
@@ -308,7 +240,7 @@ export function createPaymentStates(deps: {
     const result: StatusResult = matches(payment, answer)
       ? answer
       : { outcome: 'unknown', reason: 'mismatch' };
-    const decided = triggerFor(payment, result, now);
+    const decided = triggerFor(payment, result, now, deadlines);
     const attempts = payment.sync_attempts + (options.asked ? 1 : 0);
     const facts: ProviderFacts = {
       rawStatus: result.rawStatus,
