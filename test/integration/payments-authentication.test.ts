@@ -139,6 +139,18 @@ describeEachDatabase('payment authentication pages', (harness) => {
       const byType = Object.fromEntries(events.map((event) => [event.type, event.payload]));
       expect(byType['payment.pending']!.payment.status).toBe('pending');
       expect(byType['payment.pending']!.order.status).toBe('attempted');
+      // The payment as the choice left it, before the bank's answer: what the answer changed, undone.
+      expect(byType['payment.pending']!.payment).toEqual({
+        ...payment,
+        status: 'pending',
+        error_code: null,
+        error_reason: null,
+        captured_at: null,
+        authorised_at: null,
+        bank_reference: null,
+        fee: null,
+        tax: null,
+      });
       const final = byType[status === 'captured' ? 'payment.captured' : 'payment.failed']!;
       expect(final.payment).toEqual(payment);
       expect(final.order).toEqual(order);

@@ -89,10 +89,13 @@ export function createOrdersService(deps: {
       return repo.startPayment(tx, { ...start, ...ORDER_PAYMENT_STARTED }, payment);
     },
 
-    /** A payment moved the order (the payments transition table decides `to`); compare-and-set on `from`. */
+    /**
+     * A payment moved the order (the payments transition table decides `to`); compare-and-set on
+     * the status `order` has.
+     */
     async changeStatus(
       tx: Queryable,
-      order: OrderRow,
+      order: Pick<OrderRow, 'id' | 'account_id' | 'mode' | 'status'>,
       change: { to: OrderStatus; amountPaid: number; returnUrl: string | null; bankDetails: object },
     ): Promise<OrderRow | undefined> {
       return repo.changeStatus(tx, {

@@ -4,7 +4,7 @@
  */
 import type { StatusResult } from '../../connectors/connector.js';
 import type { PaymentTrigger } from './payment.transitions.js';
-import type { PaymentRow } from './payments.row.js';
+import type { PaymentRow, ProviderFacts } from './payments.row.js';
 import { deadlineOf, type PaymentDeadlines } from './sync-schedule.js';
 
 export const ORDER_PAID_ELSEWHERE = {
@@ -81,4 +81,17 @@ export function matches(payment: PaymentRow, result: StatusResult): boolean {
   if (result.reference && payment.provider_reference && result.reference !== payment.provider_reference)
     return false;
   return true;
+}
+
+/** What the provider said about the payment, as it is recorded on it. */
+export function factsOf(result: StatusResult): ProviderFacts {
+  return {
+    rawStatus: result.rawStatus,
+    reference: result.reference,
+    bankReference: result.bankReference,
+    payerVpa: result.payerVpa,
+    fee: result.fee,
+    tax: result.tax,
+    data: result.data,
+  };
 }

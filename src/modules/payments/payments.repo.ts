@@ -193,7 +193,7 @@ export function createPaymentsRepo() {
             SET status = $3, error_code = $4, error_reason = $5, updated_at = $6,
                 captured_at = CASE WHEN $3 = 'captured' THEN $6 ELSE captured_at END,
                 authorised_at = CASE WHEN $3 = 'captured' THEN coalesce(authorised_at, $6) ELSE authorised_at END,
-                pending_at = CASE WHEN $3 = 'pending' THEN $6 ELSE pending_at END,
+                pending_at = CASE WHEN $3 = 'pending' OR $18::boolean THEN $6 ELSE pending_at END,
                 auth_token_hash = CASE WHEN $7::bytea IS NULL THEN auth_token_hash ELSE NULL END,
                 provider_data = provider_data || $8::jsonb,
                 next_sync_at = CASE WHEN $9::boolean THEN $10::timestamptz ELSE next_sync_at END,
@@ -222,6 +222,7 @@ export function createPaymentsRepo() {
           facts?.tax ?? null,
           facts?.payerVpa ?? null,
           change.facts?.asked ?? false,
+          change.acted ?? false,
         ],
       );
       return row;

@@ -76,6 +76,11 @@ export interface StatusChange {
    * `asked` counts the ask towards the backoff.
    */
   facts?: { facts: ProviderFacts; asked: boolean };
+  /**
+   * The customer acted in this very move (`pending_at` is set), though it goes past `pending`: a
+   * sandbox choice and its answer written as one update (`recordChoice`).
+   */
+  acted?: boolean;
 }
 
 /** What the provider said about a payment, recorded whatever its state (the reconciler's notes). */

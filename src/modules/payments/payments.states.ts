@@ -9,7 +9,7 @@ import type { OrderRow } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { toOrder } from '../orders/orders.service.js';
 import { type PaymentTrigger, paymentTransition } from './payment.transitions.js';
-import { matches, ORDER_PAID_ELSEWHERE, triggerFor } from './payment-answers.js';
+import { factsOf, matches, ORDER_PAID_ELSEWHERE, triggerFor } from './payment-answers.js';
 import { bankDetailsOf, toPayment } from './payments.model.js';
 import type { PaymentsRepo } from './payments.repo.js';
 import type { PaymentRow, ProviderFacts, StatusChange } from './payments.row.js';
@@ -42,6 +42,9 @@ export interface ApplyOptions {
    */
   locked?: { payment: PaymentRow; order: OrderRow | undefined };
 }
+
+/** `settleChoice` found something not as expected: its transaction rolls back. */
+class NotSettledHere extends Error {}
 
 /**
  * Every payment state change goes through `move`: the transition table decides the target, one
@@ -242,15 +245,7 @@ export function createPaymentStates(deps: {
       : { outcome: 'unknown', reason: 'mismatch' };
     const decided = triggerFor(payment, result, now, deadlines);
     const attempts = payment.sync_attempts + (options.asked ? 1 : 0);
-    const facts: ProviderFacts = {
-      rawStatus: result.rawStatus,
-      reference: result.reference,
-      bankReference: result.bankReference,
-      payerVpa: result.payerVpa,
-      fee: result.fee,
-      tax: result.tax,
-      data: result.data,
-    };
+    const facts = factsOf(result);
     let current = payment;
     if (decided) {
       const moved = await moveRecording(
@@ -274,6 +269,98 @@ export function createPaymentStates(deps: {
       now,
     );
     return noted ?? current;
+  }
+
+  /**
+   * A sandbox choice whose answer settles the payment (captured or failed) when nothing stands in
+   * the way, in one transaction of two round trips. Its two moves (created → pending with the
+   * choice, pending → final with the answer) are written as one compare-and-set UPDATE from
+   * `created`: inside one transaction the `pending` version would be seen by nobody. In the same
+   * round trip the order is read (under its row lock for a capture, after the payment's, as in
+   * every capture) and, for a capture, moved attempted → paid by its own compare-and-set; the events
+   * of both moves (`payment.pending` with the payment as the choice left it) go with the COMMIT.
+   * Undefined, with nothing changed, when anything is not as expected (a used or replaced token,
+   * a payment or order that moved, an order paid by another payment, an answer that does not
+   * settle): the caller then takes the general path, which decides each of those cases.
+   */
+  async function settleChoice(
+    payment: PaymentRow,
+    choice: MoveOptions,
+    answer: StatusResult,
+  ): Promise<PaymentRow | undefined> {
+    const at = clock.now();
+    const acting = paymentTransition(payment.status, 'customer_acted');
+    if (!acting) return undefined;
+    // The payment as the move to pending would leave it (what that move's own update would return).
+    const pending: PaymentRow = {
+      ...payment,
+      status: acting.to,
+      updated_at: at,
+      pending_at: at,
+      provider_data: { ...payment.provider_data, ...choice.providerData },
+      next_sync_at: choice.nextSyncAt === undefined ? payment.next_sync_at : choice.nextSyncAt,
+    };
+    const decided = matches(pending, answer) ? triggerFor(pending, answer, at, deadlines) : undefined;
+    const settling = decided && paymentTransition(pending.status, decided.trigger);
+    if (!decided || !settling || (settling.to !== 'captured' && settling.to !== 'failed')) return undefined;
+    const paidStatus = settling.capturesOrder ? orderTransition('attempted', 'paid') : undefined;
+    if (settling.capturesOrder && !paidStatus) return undefined;
+    const failed = settling.to === 'failed';
+    const errorCode = failed ? (decided.options.errorCode ?? 'payment_failed') : null;
+    const moved = { ...pending, status: settling.to, error_code: errorCode };
+    const change: StatusChange = {
+      id: payment.id,
+      from: payment.status,
+      to: settling.to,
+      errorCode,
+      errorReason: failed ? (decided.options.errorReason ?? 'The payment failed.') : null,
+      at,
+      tokenHash: choice.tokenHash,
+      providerData: choice.providerData,
+      nextSyncAt: nextSyncAt(moved, payment.sync_attempts, at, deadlines),
+      facts: { facts: factsOf(answer), asked: false },
+      acted: true,
+    };
+    const { account_id: accountId, mode, order_id: orderId } = payment;
+    try {
+      return await db.transaction(async (tx) => {
+        const [updated, order, paid] = await tx.together(() =>
+          Promise.all([
+            repo.changeStatus(tx, change),
+            orders.findForPayment(tx, accountId, mode, orderId, settling.capturesOrder),
+            paidStatus &&
+              orders.changeStatus(
+                tx,
+                { id: orderId, account_id: accountId, mode, status: 'attempted' },
+                {
+                  to: paidStatus,
+                  amountPaid: Number(payment.amount),
+                  returnUrl: payment.return_url,
+                  bankDetails: bankDetailsOf(payment),
+                },
+              ),
+          ]),
+        );
+        if (!updated || !order || (paidStatus && !paid)) throw new NotSettledHere();
+        const after = { payment: toPayment(updated), order: toOrder(paid ?? order) };
+        await events.recordAll(tx, [
+          {
+            accountId,
+            mode,
+            type: acting.event,
+            data: { payment: toPayment(pending), order: toOrder(order) },
+          },
+          { accountId, mode, type: settling.event, data: after },
+          ...(paid ? [{ accountId, mode, type: 'order.paid' as const, data: after }] : []),
+        ]);
+        return updated;
+      });
+    } catch (error) {
+      // Rolled back: the general path decides (another payment's capture of the order included).
+      if (error instanceof NotSettledHere || isUniqueViolation(error, 'payments_one_captured_per_order'))
+        return undefined;
+      throw error;
+    }
   }
 
   /** Runs `work` in a transaction, once more if a concurrent capture of the order refused it. */
@@ -312,13 +399,16 @@ export function createPaymentStates(deps: {
      * nothing is called here and there is no moment at which the choice is recorded without its
      * outcome. When the answer captures, the move to pending reads the order under its row lock
      * (payment, then order: the order of locks of every capture). Undefined: the payment was no
-     * longer `created` or the token did not match; nothing changed.
+     * longer `created` or the token did not match; nothing changed. An answer that settles the
+     * payment is first tried as one update (`settleChoice`).
      */
     async recordChoice(
       payment: PaymentRow,
       choice: MoveOptions,
       answer: StatusResult,
     ): Promise<PaymentRow | undefined> {
+      const settled = await settleChoice(payment, choice, answer);
+      if (settled) return settled;
       return capturing(async (tx) => {
         const acted = await moveRecording(tx, payment, 'customer_acted', {
           ...choice,
