@@ -48,6 +48,28 @@ describe('two delivery workers on one PostgreSQL', () => {
     await harness.close();
   });
 
+  it('queues every event for the fan-out, whatever statement writes it, and the fan-out takes it once', async () => {
+    const merchant = await harness.merchant();
+    const { db } = harness.container;
+    const ids = [`evt_queued_${Date.now()}_a`, `evt_queued_${Date.now()}_b`];
+    // As the code before migration 0020 wrote events (a host not restarted yet): the trigger queues them.
+    await db.query(
+      `INSERT INTO events (id, account_id, mode, type, payload, created_at)
+       VALUES ($1, $3, 'test', 'payment.captured', '{}', now()), ($2, $3, 'test', 'payment.captured', '{}', now())`,
+      [...ids, merchant.id],
+    );
+    const queued = async () =>
+      (
+        await db.query<{ event_id: string }>(
+          'SELECT event_id FROM event_fan_out WHERE event_id = ANY($1::text[]) ORDER BY event_id',
+          [ids],
+        )
+      ).map((row) => row.event_id);
+    expect(await queued()).toEqual([...ids].sort());
+    while ((await harness.container.services.webhooks.fanOut(200)) > 0);
+    expect(await queued()).toEqual([]);
+  });
+
   it(`deliver ${EVENTS} events: none lost, none twice, every one verified`, async () => {
     const merchant = await harness.merchant();
     const created = await harness.request('POST', '/v1/webhooks/', {

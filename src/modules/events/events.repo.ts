@@ -27,8 +27,8 @@ export function createEventsRepo() {
     /**
      * The events in one statement, in the order given (their ids ascend in that order), written
      * with the caller's COMMIT (`atCommit`): atomically with the change they record, and in the
-     * same round trip as its commit. The same statement queues each id for the webhook fan-out
-     * (`event_fan_out`). Returns the rows as written.
+     * same round trip as its commit. A trigger on events queues each id for the webhook fan-out
+     * (`event_fan_out`, migration 0020), whatever writes them. Returns the rows as written.
      */
     async insert(tx: Queryable, events: NewEvent[]): Promise<EventRow[]> {
       const rows = events.map(
@@ -38,10 +38,7 @@ export function createEventsRepo() {
       await tx.atCommit(
         {
           name: `events_insert_${events.length}`,
-          text: `WITH written AS (
-                   INSERT INTO events (id, account_id, mode, type, payload, created_at) VALUES ${rows.join(', ')}
-                   RETURNING id)
-                 INSERT INTO event_fan_out (event_id) SELECT id FROM written`,
+          text: `INSERT INTO events (id, account_id, mode, type, payload, created_at) VALUES ${rows.join(', ')}`,
         },
         events.flatMap((event) => [
           event.id,
