@@ -276,11 +276,11 @@ describe('Cashfree connector against FakeCashfree', () => {
 
   beforeAll(async () => {
     fake = await FakeCashfree.start();
-    fake.timeoutMs = 1_500;
+    fake.timeoutMs = 2_500;
     connector = createCashfreeConnector({
       baseUrl: fake.url,
       credentials: { client_id: fake.clientId, client_secret: fake.clientSecret },
-      timeoutMs: 400,
+      timeoutMs: 1_000,
     });
   });
 
@@ -524,7 +524,7 @@ describe('Cashfree connector against FakeCashfree', () => {
       const misplaced = createCashfreeConnector({
         baseUrl: `${fake.url}/v9`,
         credentials: { client_id: fake.clientId, client_secret: fake.clientSecret },
-        timeoutMs: 400,
+        timeoutMs: 1_000,
       });
       const payment = await pay();
       expect((await misplaced.status(payment)).outcome).toBe('unknown');
@@ -848,7 +848,7 @@ describe('Cashfree connector against FakeCashfree', () => {
       const wrong = createCashfreeConnector({
         baseUrl: fake.url,
         credentials: credentials(fake.clientId),
-        timeoutMs: 400,
+        timeoutMs: 1_000,
       });
       const payment = connectorPayment();
       const result = await wrong.initiate(payment);

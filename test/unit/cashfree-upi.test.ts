@@ -80,7 +80,7 @@ describe('Cashfree UPI against FakeCashfree', () => {
     connector = createCashfreeConnector({
       baseUrl: fake.url,
       credentials: { client_id: fake.clientId, client_secret: fake.clientSecret },
-      timeoutMs: 400,
+      timeoutMs: 1_000,
     });
   });
   afterAll(() => fake.close());

@@ -258,12 +258,12 @@ describe('Razorpay connector against FakeRazorpay', () => {
         webhook_secret: fake.webhookSecret,
         ...overrides,
       },
-      timeoutMs: 300,
+      timeoutMs: 1_000,
     });
 
   beforeEach(async () => {
     fake = await FakeRazorpay.start();
-    fake.timeoutMs = 1_500;
+    fake.timeoutMs = 2_500;
     connector = connectorFor();
   });
 

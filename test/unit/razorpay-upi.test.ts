@@ -145,12 +145,12 @@ describe('Razorpay UPI against FakeRazorpay', () => {
 
   beforeEach(async () => {
     fake = await FakeRazorpay.start();
-    fake.timeoutMs = 600;
+    fake.timeoutMs = 2_000;
     fake.webhookTiming = 'none';
     connector = createRazorpayConnector({
       baseUrl: fake.url,
       credentials: { key_id: fake.keyId, key_secret: fake.keySecret, webhook_secret: fake.webhookSecret },
-      timeoutMs: 300,
+      timeoutMs: 1_000,
     });
   });
   afterEach(() => fake.close());
