@@ -105,17 +105,26 @@ export function createPaymentStates(deps: {
     return (await moveRecording(tx, payment, trigger, options)).row;
   }
 
+  /** The order moved to paid by `payment` (compare-and-set on `order.status`); undefined if it did not move. */
+  async function payOrder(
+    tx: Queryable,
+    order: Pick<OrderRow, 'id' | 'account_id' | 'mode' | 'status'>,
+    payment: PaymentRow,
+    amountPaid: number,
+  ): Promise<OrderRow | undefined> {
+    const to = orderTransition(order.status, 'paid');
+    if (!to) return undefined;
+    return orders.changeStatus(tx, order, {
+      to,
+      amountPaid,
+      returnUrl: payment.return_url,
+      bankDetails: bankDetailsOf(payment),
+    });
+  }
+
   /** The order paid by `payment` (a failure rolls the capture back). */
   async function markPaid(tx: Queryable, order: OrderRow, payment: PaymentRow): Promise<OrderRow> {
-    const to = orderTransition(order.status, 'paid');
-    const paid = to
-      ? await orders.changeStatus(tx, order, {
-          to,
-          amountPaid: Number(order.amount),
-          returnUrl: payment.return_url,
-          bankDetails: bankDetailsOf(payment),
-        })
-      : undefined;
+    const paid = await payOrder(tx, order, payment, Number(order.amount));
     if (!paid) throw new KoshError('state_conflict', `Order ${order.id} could not be marked paid.`);
     return paid;
   }
@@ -303,8 +312,6 @@ export function createPaymentStates(deps: {
     const decided = matches(pending, answer) ? triggerFor(pending, answer, at, deadlines) : undefined;
     const settling = decided && paymentTransition(pending.status, decided.trigger);
     if (!decided || !settling || (settling.to !== 'captured' && settling.to !== 'failed')) return undefined;
-    const paidStatus = settling.capturesOrder ? orderTransition('attempted', 'paid') : undefined;
-    if (settling.capturesOrder && !paidStatus) return undefined;
     const failed = settling.to === 'failed';
     const errorCode = failed ? (decided.options.errorCode ?? 'payment_failed') : null;
     const moved = { ...pending, status: settling.to, error_code: errorCode };
@@ -328,20 +335,17 @@ export function createPaymentStates(deps: {
           Promise.all([
             repo.changeStatus(tx, change),
             orders.findForPayment(tx, accountId, mode, orderId, settling.capturesOrder),
-            paidStatus &&
-              orders.changeStatus(
-                tx,
-                { id: orderId, account_id: accountId, mode, status: 'attempted' },
-                {
-                  to: paidStatus,
-                  amountPaid: Number(payment.amount),
-                  returnUrl: payment.return_url,
-                  bankDetails: bankDetailsOf(payment),
-                },
-              ),
+            settling.capturesOrder
+              ? payOrder(
+                  tx,
+                  { id: orderId, account_id: accountId, mode, status: 'attempted' },
+                  payment,
+                  Number(payment.amount),
+                )
+              : undefined,
           ]),
         );
-        if (!updated || !order || (paidStatus && !paid)) throw new NotSettledHere();
+        if (!updated || !order || (settling.capturesOrder && !paid)) throw new NotSettledHere();
         const after = { payment: toPayment(updated), order: toOrder(paid ?? order) };
         await events.recordAll(tx, [
           {
