@@ -6,8 +6,13 @@ import { proprietorBody } from '../helpers/onboarding.js';
 /**
  * A denial of service by unfinished uploads: 50 connections each start a KYC upload (half with an
  * Idempotency-Key), send the first part and the file part's headers, and go idle. Other tenants
- * must not notice (no 503, p99 under 100 ms), because an upload is read whole before it costs a
- * database connection or claims a key; and the idle connections are closed by the request timeout.
+ * must not notice (no error, the usual median latency, no request waiting anywhere near the time an
+ * upload is held), because an upload is read whole before it costs a database connection or claims
+ * a key; and the idle connections are closed by the request timeout.
+ *
+ * Starvation would show as answers that wait until the uploads are cut off (seconds) or as 503s,
+ * not as a few tens of milliseconds: the bounds below are set so that the noise of a loaded 2-core
+ * machine running other test files beside this one cannot fail them, and starvation cannot pass.
  */
 const REQUEST_TIMEOUT_MS = 4_000;
 const SLOW = 50;
@@ -79,9 +84,9 @@ describeEachDatabase(
           answers.push(...(await Promise.all([call('GET'), call('POST'), call('GET'), call('POST')])));
         }
         const latencies = answers.map((answer) => answer.ms).sort((a, b) => a - b);
-        const p99 =
-          latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? Infinity;
-        return { answers, p99 };
+        const at = (q: number) =>
+          latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? Infinity;
+        return { answers, median: at(0.5), p99: at(0.99), max: latencies.at(-1) ?? Infinity };
       };
       const before = await measure();
 
@@ -90,14 +95,19 @@ describeEachDatabase(
         await new Promise((resolve) => setTimeout(resolve, 300));
         const during = await measure();
         process.stdout.write(
-          `[slow uploads ${harness().kind}] another tenant: p99 ${before.p99.toFixed(1)} ms alone, ` +
-            `${during.p99.toFixed(1)} ms beside ${SLOW} idle uploads (${during.answers.length} requests)\n`,
+          `[slow uploads ${harness().kind}] another tenant: median/p99/max ` +
+            `${[before.median, before.p99, before.max].map((ms) => ms.toFixed(1)).join('/')} ms alone, ` +
+            `${[during.median, during.p99, during.max].map((ms) => ms.toFixed(1)).join('/')} ms beside ` +
+            `${SLOW} idle uploads (${during.answers.length} requests)\n`,
         );
         expect(during.answers.length).toBeGreaterThan(40);
         expect(during.answers.filter((answer) => answer.status !== 200)).toEqual([]);
-        // Under 100 ms; on a machine so busy that the tenant's own p99 is near that without any
-        // upload, no worse than it was without them.
-        expect(during.p99).toBeLessThan(Math.max(100, before.p99 * 1.5 + 20));
+        // The usual answer is as fast as without the uploads (under 50 ms, or on a machine so busy
+        // that the tenant's own median is near that, no more than three times it)...
+        expect(during.median).toBeLessThan(Math.max(50, before.median * 3 + 20));
+        // ...and no answer waited for the uploads: starved requests would wait until the request
+        // timeout cuts the uploads off (REQUEST_TIMEOUT_MS); a busy machine's tail is far shorter.
+        expect(during.max).toBeLessThan(REQUEST_TIMEOUT_MS / 2);
         const closedAfter = await Promise.all(slow.map((upload) => upload.closed));
         for (const ms of closedAfter) {
           expect(ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 1_000);
