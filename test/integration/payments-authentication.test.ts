@@ -181,6 +181,41 @@ describeEachDatabase('payment authentication pages', (harness) => {
     expect((await choose(harness(), paymentId, fresh, 'success')).statusCode).toBe(200);
   });
 
+  it("settles the choice from the page's copy of the payment only while the payment is as the page read it", async () => {
+    const account = await harness().merchant();
+    const { db } = harness().container;
+    const { queries } = harness();
+    const { paymentId } = await createPayment(harness(), account);
+    const token = await openPage(harness(), paymentId);
+    // Written after the page read it, as a reconciler's note would be: the page's copy is stale.
+    await db.query(
+      `UPDATE payments SET bank_reference = 'NOTED-AFTER-THE-PAGE', updated_at = updated_at + interval '1 second'
+        WHERE id = $1`,
+      [paymentId],
+    );
+    queries.reset();
+    const chosen = await choose(harness(), paymentId, token, 'success');
+    expect(returnFields(chosen.body)).toMatchObject({ payment_id: paymentId, status: 'captured' });
+    // The update from the copy found the payment changed and wrote nothing; the payment was read again.
+    const trips = queries.wire.map((trip) => trip.join(' + '));
+    expect(trips[0]).toBe('BEGIN + payments_change_status + orders_find_for_update + orders_change_status');
+    expect(trips).toContain('payments_find_by_id');
+    const events = await eventsOf(harness(), account.id);
+    expect(events.map((event) => event.type)).toEqual(['payment.pending', 'payment.captured', 'order.paid']);
+    // The events tell of the payment as it was, not as the page's copy had it.
+    expect(events[0]!.payload.payment).toMatchObject({
+      status: 'pending',
+      bank_reference: 'NOTED-AFTER-THE-PAGE',
+    });
+    // A later page and choice read afresh and settle from the new copy as usual.
+    const second = await createPayment(harness(), account);
+    const secondToken = await openPage(harness(), second.paymentId);
+    queries.reset();
+    const settled = await choose(harness(), second.paymentId, secondToken, 'success');
+    expect(returnFields(settled.body)).toMatchObject({ payment_id: second.paymentId, status: 'captured' });
+    expect(queries.wire.flat()).not.toContain('payments_find_by_id');
+  });
+
   it('records the choice alone when its outcome cannot be recorded with it: the customer goes back pending, the reconciler captures', async () => {
     const account = await harness().merchant();
     const { db } = harness().container;

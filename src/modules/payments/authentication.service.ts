@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { BrowserDetails, NextStep, StatusResult } from '../../connectors/connector.js';
+import type { BrowserDetails, Connector, NextStep, StatusResult } from '../../connectors/connector.js';
 import type { ConnectorDirectory } from '../../connectors/directory.js';
 import type { SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
 import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { secureRandomBytes } from '../../domain/random.js';
+import { TtlCache } from '../../domain/ttl-cache.js';
 import { qrDataUrl } from '../../pages/qr.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { isFinal } from './payment.transitions.js';
@@ -59,6 +60,9 @@ export type AuthenticationView =
   /** The provider cannot be reached right now: nothing changed; the customer tries again. */
   | { kind: 'unavailable'; payment: PaymentRow };
 
+/** At most this many pages' copies of their payment per process (a few MB). */
+const PAGE_READS_KEPT = 2_000;
+
 function hashToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
@@ -90,6 +94,16 @@ export function createAuthenticationService(deps: {
 }) {
   const { db, repo, states, initiation, payments, accounts, connectors, clock, deadlines, publicUrl, log } =
     deps;
+  /**
+   * The payment as the sandbox page last read it when it set the page's token, per payment, so that
+   * the choice posted from that page (usually the next request of the same browser) need not read
+   * it again. A hint only: a choice settles from it only when the payment was not written since
+   * (`settleFromPage`), and a choice that finds no copy (another process served the page, the copy
+   * was dropped) reads the payment. Bounded in size and kept no longer than a payment can wait.
+   */
+  const pageReads = new TtlCache<PaymentRow>(deadlines.expirySeconds * 1000, PAGE_READS_KEPT, () =>
+    clock.now().getTime(),
+  );
 
   /** The payment (`read`: as the caller has just read it), expired first when it is past its expiry. */
   async function load(paymentId: string, read?: PaymentRow): Promise<PaymentRow> {
@@ -151,6 +165,67 @@ export function createAuthenticationService(deps: {
   }
 
   /**
+   * The sandbox's answer to the customer's choice, asked for the payment as the choice leaves it
+   * (pending, the choice in its provider data), and the choice's own writes: the token used up, the
+   * choice recorded, when to ask next.
+   */
+  async function ask(
+    connector: Connector,
+    payment: PaymentRow,
+    token: string,
+    choice: SandboxChoice,
+  ): Promise<{ acted: MoveOptions; answer: StatusResult }> {
+    const now = clock.now();
+    const acting: PaymentRow = {
+      ...payment,
+      status: 'pending',
+      pending_at: now,
+      provider_data: { ...payment.provider_data, choice },
+    };
+    const answer = await connector.status(toConnectorPayment(acting, publicUrl));
+    const acted = {
+      tokenHash: hashToken(token),
+      providerData: { choice },
+      nextSyncAt: nextSyncAt(acting, 0, now, deadlines),
+    };
+    return { acted, answer };
+  }
+
+  /**
+   * The choice settled from the copy of the payment that the page showing this token read (see
+   * `pageReads`), without reading it again: only when that copy says the payment waits for this
+   * sandbox page and the settling update finds the payment exactly as the copy has it (same state,
+   * same token, not written since the copy's `updated_at`). Undefined, with nothing written,
+   * otherwise: the caller reads the payment and takes the general path.
+   */
+  async function settleFromPage(
+    seen: PaymentRow,
+    token: string,
+    choice: SandboxChoice,
+  ): Promise<PaymentRow | undefined> {
+    if (seen.status !== 'created' || seen.provider_next?.kind !== 'sandbox' || seen.method === 'upi') {
+      return undefined;
+    }
+    // An expired payment is expired by the general path (`load`), from the row as it is now.
+    if (seen.next_sync_at === null && isExpired(seen.created_at, clock.now(), deadlines.expirySeconds)) {
+      return undefined;
+    }
+    const connector = await connectors.forPayment(seen);
+    if (!connector.local) return undefined;
+    const { acted, answer } = await ask(connector, seen, token, choice);
+    try {
+      return await states.settleChoice(seen, acted, answer, seen.updated_at);
+    } catch (error) {
+      if (error instanceof CallInTransactionError) throw error;
+      log.warn(
+        { err: error, payment_id: seen.id },
+        "settling the sandbox choice from the page's copy failed; reading the payment again",
+      );
+      return undefined;
+    }
+  }
+
+  /**
    * The customer's choice on a sandbox page: pending with the choice recorded and the simulated
    * bank's answer applied, in one transaction. The sandbox never leaves the process and its answer
    * is a function of the recorded choice, so it is asked first, for the payment as the choice
@@ -167,19 +242,7 @@ export function createAuthenticationService(deps: {
     if (!connector.local) {
       throw new KoshError('state_conflict', 'This payment is authenticated at its provider, not here.');
     }
-    const now = clock.now();
-    const acting: PaymentRow = {
-      ...payment,
-      status: 'pending',
-      pending_at: now,
-      provider_data: { ...payment.provider_data, choice },
-    };
-    const answer = await connector.status(toConnectorPayment(acting, publicUrl));
-    const acted = {
-      tokenHash: hashToken(token),
-      providerData: { choice },
-      nextSyncAt: nextSyncAt(acting, 0, now, deadlines),
-    };
+    const { acted, answer } = await ask(connector, payment, token, choice);
     let recorded: PaymentRow | undefined;
     try {
       recorded = await states.recordChoice(payment, acted, answer);
@@ -232,6 +295,7 @@ export function createAuthenticationService(deps: {
     if (!(await repo.setTokenHash(db, payment.id, hash))) {
       return returnView((await repo.findById(db, payment.id)) ?? payment);
     }
+    pageReads.set(payment.id, payment);
     return chooseView(payment, token);
   }
 
@@ -253,7 +317,10 @@ export function createAuthenticationService(deps: {
       const notBefore = new Date(clock.now().getTime() - deadlines.expirySeconds * 1000);
       const found = await repo.findForPage(db, paymentId, hash, notBefore);
       if (!found) throw notFound('payment', paymentId);
-      if (found.tokenSet) return chooseView(found.payment, token);
+      if (found.tokenSet) {
+        pageReads.set(paymentId, found.payment);
+        return chooseView(found.payment, token);
+      }
       let payment = await load(paymentId, found.payment);
       if (payment.method === 'upi') return upiView(payment);
       if (payment.status !== 'created') return returnView(payment);
@@ -279,6 +346,13 @@ export function createAuthenticationService(deps: {
      * success, a late success) is finished by the reconciler from the recorded choice.
      */
     async choose(paymentId: string, token: string, choice: SandboxChoice): Promise<AuthenticationView> {
+      // The page's copy is used once: whatever happens, the next choice reads the payment.
+      const seen = pageReads.get(paymentId);
+      if (seen) {
+        pageReads.delete(paymentId);
+        const settled = await settleFromPage(seen, token, choice);
+        if (settled) return returnView(settled);
+      }
       const payment = await load(paymentId);
       if (payment.status !== 'created') return returnView(payment);
       if (payment.provider_next?.kind !== 'sandbox' || payment.method === 'upi') {

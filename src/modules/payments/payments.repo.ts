@@ -202,6 +202,7 @@ export function createPaymentsRepo() {
                 upi_payer_vpa = coalesce($16, upi_payer_vpa),
                 sync_attempts = sync_attempts + CASE WHEN $17::boolean THEN 1 ELSE 0 END
           WHERE id = $1 AND status = $2 AND ($7::bytea IS NULL OR auth_token_hash = $7)
+            AND ($19::timestamptz IS NULL OR updated_at = $19)
           RETURNING ${PAYMENT_COLUMNS}`,
         },
         [
@@ -223,6 +224,7 @@ export function createPaymentsRepo() {
           facts?.payerVpa ?? null,
           change.facts?.asked ?? false,
           change.acted ?? false,
+          change.unchangedSince ?? null,
         ],
       );
       return row;

@@ -81,6 +81,12 @@ export interface StatusChange {
    * sandbox choice and its answer written as one update (`recordChoice`).
    */
   acted?: boolean;
+  /**
+   * Applies only to the payment exactly as last written at this time (its `updated_at`): the caller
+   * decided from a copy of the row it read earlier (the authentication page's), not in this
+   * transaction.
+   */
+  unchangedSince?: Date;
 }
 
 /** What the provider said about a payment, recorded whatever its state (the reconciler's notes). */

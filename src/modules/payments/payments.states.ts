@@ -291,11 +291,14 @@ export function createPaymentStates(deps: {
    * Undefined, with nothing changed, when anything is not as expected (a used or replaced token,
    * a payment or order that moved, an order paid by another payment, an answer that does not
    * settle): the caller then takes the general path, which decides each of those cases.
+   * `unchangedSince`: `payment` is a copy read earlier (the authentication page's), good only if
+   * the payment was not written since its `updated_at`; the update checks that too.
    */
   async function settleChoice(
     payment: PaymentRow,
     choice: MoveOptions,
     answer: StatusResult,
+    unchangedSince?: Date,
   ): Promise<PaymentRow | undefined> {
     const at = clock.now();
     const acting = paymentTransition(payment.status, 'customer_acted');
@@ -327,6 +330,7 @@ export function createPaymentStates(deps: {
       nextSyncAt: nextSyncAt(moved, payment.sync_attempts, at, deadlines),
       facts: { facts: factsOf(answer), asked: false },
       acted: true,
+      unchangedSince,
     };
     const { account_id: accountId, mode, order_id: orderId } = payment;
     try {
@@ -380,6 +384,7 @@ export function createPaymentStates(deps: {
 
   return {
     move,
+    settleChoice,
 
     /**
      * Applies a provider's answer about a payment in its own transaction, under the payment's row
