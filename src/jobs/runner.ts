@@ -9,6 +9,12 @@ export interface Job {
   name: string;
   /** Pause between batches when the last batch found nothing to do. */
   idleIntervalMs: number;
+  /**
+   * For a job whose batches cost about the same however few items they hold (the webhook
+   * fan-out): after a batch that found work but fewer than `size` items, pause `pauseMs` before
+   * the next, so that it gathers more. Without it the next batch starts at once.
+   */
+  gather?: { size: number; pauseMs: number };
   run(signal: AbortSignal): Promise<number>;
 }
 
@@ -17,7 +23,10 @@ export interface JobRunner {
   stop(): Promise<void>;
 }
 
-/** Runs each job in its own loop: again at once while it finds work, after its idle interval otherwise. */
+/**
+ * Runs each job in its own loop: again at once while it finds work (after its `gather` pause when
+ * the batch was not full), after its idle interval otherwise.
+ */
 export function startJobs(jobs: Job[], log: Logger): JobRunner {
   const controller = new AbortController();
   const loops = jobs.map(async (job) => {
@@ -28,7 +37,9 @@ export function startJobs(jobs: Job[], log: Logger): JobRunner {
       } catch (error) {
         log.error({ err: error, job: job.name }, 'background job failed; retrying after its interval');
       }
-      if (handled === 0 && !controller.signal.aborted) await sleep(job.idleIntervalMs, controller.signal);
+      if (controller.signal.aborted) break;
+      if (handled === 0) await sleep(job.idleIntervalMs, controller.signal);
+      else if (job.gather && handled < job.gather.size) await sleep(job.gather.pauseMs, controller.signal);
     }
   });
   return {
