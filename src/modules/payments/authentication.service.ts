@@ -60,6 +60,11 @@ export type AuthenticationView =
   /** The provider cannot be reached right now: nothing changed; the customer tries again. */
   | { kind: 'unavailable'; payment: PaymentRow };
 
+/** A payment whose customer chooses on Kosh's sandbox bank page (not a provider's, not UPI's). */
+function onSandboxPage(payment: PaymentRow): boolean {
+  return payment.provider_next?.kind === 'sandbox' && payment.method !== 'upi';
+}
+
 /** At most this many pages' copies of their payment per process (a few MB). */
 const PAGE_READS_KEPT = 2_000;
 
@@ -105,17 +110,24 @@ export function createAuthenticationService(deps: {
     clock.now().getTime(),
   );
 
+  /**
+   * Waiting for its customer past its expiry: the page must not take a choice, even before the
+   * sweep has come by. A payment the provider may hold is left to the reconciler, which asks once
+   * more before expiring it.
+   */
+  function pastExpiry(payment: PaymentRow): boolean {
+    return (
+      payment.status === 'created' &&
+      payment.next_sync_at === null &&
+      isExpired(payment.created_at, clock.now(), deadlines.expirySeconds)
+    );
+  }
+
   /** The payment (`read`: as the caller has just read it), expired first when it is past its expiry. */
   async function load(paymentId: string, read?: PaymentRow): Promise<PaymentRow> {
     let payment = read ?? (await repo.findById(db, paymentId));
     if (!payment) throw notFound('payment', paymentId);
-    // Past its expiry the page must not take a choice, even before the sweep has come by. A payment
-    // the provider may hold is left to the reconciler, which asks once more before expiring it.
-    if (
-      payment.status === 'created' &&
-      payment.next_sync_at === null &&
-      isExpired(payment.created_at, clock.now(), deadlines.expirySeconds)
-    ) {
+    if (pastExpiry(payment)) {
       const stale = payment;
       const expired = await db.transaction((tx) =>
         states.move(tx, stale, 'expired', expiryFailure(deadlines.expirySeconds)),
@@ -203,13 +215,8 @@ export function createAuthenticationService(deps: {
     token: string,
     choice: SandboxChoice,
   ): Promise<PaymentRow | undefined> {
-    if (seen.status !== 'created' || seen.provider_next?.kind !== 'sandbox' || seen.method === 'upi') {
-      return undefined;
-    }
     // An expired payment is expired by the general path (`load`), from the row as it is now.
-    if (seen.next_sync_at === null && isExpired(seen.created_at, clock.now(), deadlines.expirySeconds)) {
-      return undefined;
-    }
+    if (seen.status !== 'created' || !onSandboxPage(seen) || pastExpiry(seen)) return undefined;
     const connector = await connectors.forPayment(seen);
     if (!connector.local) return undefined;
     const { acted, answer } = await ask(connector, seen, token, choice);
@@ -355,7 +362,7 @@ export function createAuthenticationService(deps: {
       }
       const payment = await load(paymentId);
       if (payment.status !== 'created') return returnView(payment);
-      if (payment.provider_next?.kind !== 'sandbox' || payment.method === 'upi') {
+      if (!onSandboxPage(payment)) {
         throw new KoshError('state_conflict', 'This payment is authenticated at its provider, not here.');
       }
       const recorded = await record(payment, token, choice);
