@@ -203,8 +203,15 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
     };
     const statuses = await fuzzRoute(harness(), {
       method: 'POST',
+      // Weighted, not one id among many: each kind of target is asked often enough (about a tenth of
+      // the requests each for the payment not captured and the ids naming nothing) that its refusal
+      // shows up in every run, whatever the seed.
       url: fc
-        .constantFrom(...captured, ...captured, open, 'pay_00000000000000000000000000', "pay_'--", '..%2F')
+        .oneof(
+          { weight: 8, arbitrary: fc.constantFrom(...captured) },
+          { weight: 1, arbitrary: fc.constant(open) },
+          { weight: 1, arbitrary: fc.constantFrom('pay_00000000000000000000000000', "pay_'--", '..%2F') },
+        )
         .map((id) => `/v1/payments/${id}/refunds/`),
       account: merchant,
       body: encodings(
