@@ -113,12 +113,14 @@ class StatementBatch extends pg.Query {
 
   constructor(statements: BatchStatement[], callback: (error: Error | undefined, result: unknown) => void) {
     const only = statements.length === 1 ? statements[0] : undefined;
+    // The text, not a config object: node-postgres copies a config object property by property
+    // (about 2.5 µs a query, more than everything else it does here); a string it only wraps.
     super(
-      only?.name !== undefined
-        ? { name: only.name, text: only.text }
-        : { text: statements.map((statement) => statement.text).join(';\n') },
+      only?.name !== undefined ? only.text : statements.map((statement) => statement.text).join(';\n'),
       callback,
     );
+    // Its parse-complete handler notes a named statement parsed on the connection by this name.
+    if (only?.name !== undefined) (this as unknown as { name: string }).name = only.name;
     this.statements = statements;
     this.parsable = only?.name;
     this.results = statements.map(() => new ResultClass());
