@@ -102,6 +102,11 @@ export interface PaymentSettings {
   sandboxRefundSeconds: number;
   /** How often an idle reconciler looks for payments due to be asked about. */
   syncIntervalMs: number;
+  /**
+   * How long a payment or refund claimed by a reconciler (or a refund its request is sending) is
+   * left to that process before another may take it: how long the claims of a process that died wait.
+   */
+  syncLeaseMs: number;
 }
 
 export interface WebhookSettings {
@@ -214,13 +219,21 @@ function requestTimeouts(env: Env): { requestTimeoutMs: number; headersTimeoutMs
   return { requestTimeoutMs, headersTimeoutMs };
 }
 
-function paymentSettings(env: Env): PaymentSettings {
+function paymentSettings(env: Env, providers: ProviderSettings): PaymentSettings {
   const pendingTimeoutSeconds = integer(env, 'KOSH_PENDING_TIMEOUT_SECONDS', 900, 10, 86_400);
   const lateWindowSeconds = integer(env, 'KOSH_LATE_AUTH_WINDOW_SECONDS', 259_200, 60, 30 * 86_400);
   if (lateWindowSeconds <= pendingTimeoutSeconds) {
     throw new ConfigError(
       'KOSH_LATE_AUTH_WINDOW_SECONDS',
       `must be longer than KOSH_PENDING_TIMEOUT_SECONDS (${pendingTimeoutSeconds}).`,
+    );
+  }
+  const syncLeaseMs = integer(env, 'KOSH_SYNC_LEASE_MS', 60_000, 3_000, 3_600_000);
+  // Shorter, a claim would run out while its one provider call may still be waiting for an answer.
+  if (syncLeaseMs < providers.timeoutMs + 2_000) {
+    throw new ConfigError(
+      'KOSH_SYNC_LEASE_MS',
+      `must be at least KOSH_PROVIDER_TIMEOUT_MS + 2000 (${providers.timeoutMs + 2_000}).`,
     );
   }
   return {
@@ -230,6 +243,7 @@ function paymentSettings(env: Env): PaymentSettings {
     sandboxSettleSeconds: integer(env, 'KOSH_SANDBOX_SETTLE_SECONDS', 60, 0, 3_600),
     sandboxRefundSeconds: integer(env, 'KOSH_SANDBOX_REFUND_SECONDS', 5, 0, 3_600),
     syncIntervalMs: integer(env, 'KOSH_PAYMENT_SYNC_INTERVAL_MS', 1_000, 50, 60_000),
+    syncLeaseMs,
   };
 }
 
@@ -335,6 +349,8 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
         'running 1 worker. Set DATABASE_URL=postgres://… to use every core.'
       : undefined;
 
+  const providers = providerSettings(merged);
+
   return {
     port,
     host,
@@ -354,14 +370,14 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     dbConnectTimeoutMs: integer(merged, 'KOSH_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbStatementTimeoutMs: integer(merged, 'KOSH_DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     transactionGuard: boolean(merged, 'KOSH_TRANSACTION_GUARD', true),
-    payments: paymentSettings(merged),
+    payments: paymentSettings(merged, providers),
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers,
     workersNotice,
     requestLog: boolean(merged, 'KOSH_REQUEST_LOG', true),
     webhooks: webhookSettings(merged),
     allowLoopbackWebhooks: boolean(merged, 'KOSH_ALLOW_LOOPBACK_WEBHOOKS', databaseUrl === undefined),
-    providers: providerSettings(merged),
+    providers,
     failpoints: (merged.KOSH_FAILPOINTS ?? '')
       .split(',')
       .map((name) => name.trim())

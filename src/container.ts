@@ -226,6 +226,7 @@ function wireServices(db: Db, shared: Shared) {
     execution: refundExecution,
     ids,
     clock,
+    leaseMs: config.payments.syncLeaseMs,
   });
   const webhooks = createWebhooksService({
     db,
@@ -366,6 +367,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       clock,
       publicUrl: config.publicUrl,
       log,
+      leaseMs: config.payments.syncLeaseMs,
       idleIntervalMs: config.payments.syncIntervalMs,
     });
     const webhookDelivery = createDeliveryWorker({
@@ -398,6 +400,7 @@ export async function createContainer(config: Config, options: ContainerOptions 
       execution: services.refundExecution,
       clock,
       log,
+      leaseMs: config.payments.syncLeaseMs,
       idleIntervalMs: config.payments.syncIntervalMs,
     });
 

@@ -60,9 +60,18 @@ describe('configuration', () => {
     [{ KOSH_LOG_LEVEL: 'loud' }, 'KOSH_LOG_LEVEL'],
     [{ KOSH_MIN_AMOUNT_INR: '500', KOSH_MAX_AMOUNT_INR: '100' }, 'KOSH_MIN_AMOUNT_INR'],
     [{ KOSH_SANDBOX_BOOTSTRAP: 'maybe' }, 'KOSH_SANDBOX_BOOTSTRAP'],
+    [{ KOSH_SYNC_LEASE_MS: '2000' }, 'KOSH_SYNC_LEASE_MS'],
+    [{ KOSH_PROVIDER_TIMEOUT_MS: '5000', KOSH_SYNC_LEASE_MS: '6000' }, 'KOSH_SYNC_LEASE_MS'],
   ])('refuses %o naming %s', (env, setting) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`Invalid setting ${setting}`));
+  });
+
+  it('leases reconciler claims for a minute unless told, never for less than a provider call', () => {
+    expect(loadConfig({}).payments.syncLeaseMs).toBe(60_000);
+    expect(
+      loadConfig({ KOSH_PROVIDER_TIMEOUT_MS: '3000', KOSH_SYNC_LEASE_MS: '5000' }).payments.syncLeaseMs,
+    ).toBe(5_000);
   });
 
   it('lets flags override the environment', () => {

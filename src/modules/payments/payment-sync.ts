@@ -8,8 +8,6 @@ import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
 import type { PaymentStates } from './payments.states.js';
 
-/** How long a claimed payment is left to the process that claimed it before another may ask. */
-export const SYNC_LEASE_MS = 60_000;
 export const SYNC_BATCH_SIZE = 50;
 
 /**
@@ -28,6 +26,8 @@ export function createPaymentSyncJob(deps: {
   clock: Clock;
   publicUrl: string;
   log: Logger;
+  /** How long a claimed payment is left to the process that claimed it before another may ask (KOSH_SYNC_LEASE_MS). */
+  leaseMs: number;
   batchSize?: number;
   idleIntervalMs?: number;
 }): Job & { syncOne(payment: PaymentRow): Promise<PaymentRow | undefined> } {
@@ -59,7 +59,7 @@ export function createPaymentSyncJob(deps: {
       const claimed = await repo.claimDueForSync(
         db,
         now,
-        new Date(now.getTime() + SYNC_LEASE_MS),
+        new Date(now.getTime() + deps.leaseMs),
         deps.batchSize ?? SYNC_BATCH_SIZE,
       );
       const results = await Promise.allSettled(claimed.map((payment) => syncOne(payment)));

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import type { Job } from '../../jobs/runner.js';
-import { SYNC_BATCH_SIZE, SYNC_LEASE_MS } from '../payments/payment-sync.js';
+import { SYNC_BATCH_SIZE } from '../payments/payment-sync.js';
 import type { PaymentsLedger } from '../payments/payments.ledger.js';
 import type { RefundExecution } from './refund-execution.js';
 import type { RefundRow, RefundsRepo } from './refunds.repo.js';
@@ -26,6 +26,8 @@ export function createRefundSyncJob(deps: {
   execution: RefundExecution;
   clock: Clock;
   log: Logger;
+  /** How long a claimed refund is left to the process that claimed it (KOSH_SYNC_LEASE_MS). */
+  leaseMs: number;
   idleIntervalMs?: number;
   batchSize?: number;
 }): Job & { syncOne(refund: RefundRow): Promise<RefundRow> } {
@@ -50,7 +52,7 @@ export function createRefundSyncJob(deps: {
       const made = await Promise.allSettled(owed.map((payment) => refunds.refundOwedBack(payment)));
       report(made, 'refunding a payment owed back failed');
       const now = clock.now();
-      const claimed = await repo.claimDueForSync(db, now, new Date(now.getTime() + SYNC_LEASE_MS), batch);
+      const claimed = await repo.claimDueForSync(db, now, new Date(now.getTime() + deps.leaseMs), batch);
       report(await Promise.allSettled(claimed.map(syncOne)), 'syncing a refund failed');
       // Only work done counts: a payment that could not be refunded now waits for the next round.
       return made.filter((result) => result.status === 'fulfilled' && result.value).length + claimed.length;

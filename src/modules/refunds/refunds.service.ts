@@ -5,7 +5,6 @@ import type { IdGenerator } from '../../domain/ids.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Scope } from '../../domain/scope.js';
 import type { EventsService } from '../events/events.service.js';
-import { SYNC_LEASE_MS } from '../payments/payment-sync.js';
 import type { PaymentsLedger } from '../payments/payments.ledger.js';
 import { type PaymentRow, toPayment } from '../payments/payments.model.js';
 import type { RefundExecution } from './refund-execution.js';
@@ -51,6 +50,8 @@ export function createRefundsService(deps: {
   execution: RefundExecution;
   ids: IdGenerator;
   clock: Clock;
+  /** How long a refund is left to the request that made it before the reconciler sends it (KOSH_SYNC_LEASE_MS). */
+  leaseMs: number;
 }) {
   const { db, repo, payments, events, execution, ids, clock } = deps;
 
@@ -82,7 +83,7 @@ export function createRefundsService(deps: {
           connector: payment.connector,
           connectorAccountId: payment.connector_account_id,
           // The request that made it sends it; the reconciler takes over if that request dies.
-          nextSyncAt: new Date(at.getTime() + SYNC_LEASE_MS),
+          nextSyncAt: new Date(at.getTime() + deps.leaseMs),
           at,
         });
         await events.record(tx, {
