@@ -170,7 +170,7 @@ export function createAuthenticationService(deps: {
     const account = await accounts.getAccount(payment.account_id);
     const sandbox = payment.mode === 'test';
     const link = sandbox && next.link !== null ? upiSimulatorUrl(publicUrl, payment.id) : next.link;
-    const qr = link === null ? null : await qrDataUrl(link);
+    const qr = link === null ? null : qrDataUrl(link);
     const checkoutUrl =
       payment.checkout_session_id === null ? null : checkoutPageUrl(publicUrl, payment.checkout_session_id);
     return { kind: 'upi', payment, merchantName: account.name, link, qr, sandbox, checkoutUrl };

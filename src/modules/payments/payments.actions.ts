@@ -80,5 +80,5 @@ export async function buildUpiActions(
   if (payment.flow === 'collect') return [{ action: 'upi_collect', expires_at }, page];
   if (payment.link === null) return [page];
   if (payment.flow === 'intent') return [{ action: 'upi_intent', url: payment.link, expires_at }, page];
-  return [{ action: 'upi_qr', url: payment.link, qr_image: await qrDataUrl(payment.link), expires_at }, page];
+  return [{ action: 'upi_qr', url: payment.link, qr_image: qrDataUrl(payment.link), expires_at }, page];
 }
