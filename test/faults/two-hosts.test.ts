@@ -81,9 +81,6 @@ describe('two hosts on one PostgreSQL', () => {
       KOSH_WEBHOOK_LEASE_MS: '5000',
       KOSH_WEBHOOK_POLL_INTERVAL_MS: '100',
       KOSH_WEBHOOK_BATCH_SIZE: '10',
-      // A dead host's reconciler claims run out in seconds, so the survivor takes them within the checks' wait.
-      KOSH_PROVIDER_TIMEOUT_MS: '3000',
-      KOSH_SYNC_LEASE_MS: '5000',
       KOSH_PAYMENT_EXPIRY_SECONDS: String(EXPIRY_SECONDS),
       KOSH_PENDING_TIMEOUT_SECONDS: String(EXPIRY_SECONDS),
       KOSH_SANDBOX_SETTLE_SECONDS: String(SETTLE_SECONDS),

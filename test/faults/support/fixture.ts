@@ -37,6 +37,10 @@ export async function createFaultFixture(
     KOSH_LOG_LEVEL: 'info',
     // The loads are far above one test key's rate limit on purpose; 0 turns it off (docs/rate-limits.md).
     KOSH_RATE_LIMIT_TEST_PER_SECOND: '0',
+    // The checks kill processes and then wait, seconds, for the survivors to finish what was open:
+    // a killed reconciler's claims (docs/configuration.md, KOSH_SYNC_LEASE_MS) must run out within that.
+    KOSH_PROVIDER_TIMEOUT_MS: '3000',
+    KOSH_SYNC_LEASE_MS: '5000',
     ...settings,
   };
   const kosh = (args: string[]) => koshCommand(args, { ...env, KOSH_LOG_LEVEL: 'warn' });
