@@ -117,7 +117,10 @@ describeEachDatabase(
       expect(failed).toMatchObject({ status: 'failed', error_code: 'payment_declined' });
     });
 
-    it.concurrent('late_success: timed out 10–20 s after the choice, then captured late within 90 s', async () => {
+    // The waits below are bounded by the reconciler's schedule (up to 90 and 120 s), not by the default test timeout.
+    it.concurrent('late_success: timed out 10–20 s after the choice, then captured late within 90 s', {
+      timeout: 150_000,
+    }, async () => {
       const orderId = await newOrder();
       const { paymentId, chosenAt, returnedStatus } = await pay(orderId, 'late_success');
       expect(returnedStatus).toBe('pending');
@@ -135,7 +138,9 @@ describeEachDatabase(
       ]);
     });
 
-    it.concurrent('late_success on an order another payment paid meanwhile: never captured, its authorisation recorded and refunded in full', async () => {
+    it.concurrent('late_success on an order another payment paid meanwhile: never captured, its authorisation recorded and refunded in full', {
+      timeout: 150_000,
+    }, async () => {
       const orderId = await newOrder();
       const late = await pay(orderId, 'late_success');
       const winner = await pay(orderId, 'success', 'HDFC');

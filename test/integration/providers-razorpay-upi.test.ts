@@ -11,7 +11,7 @@ let fake: FakeRazorpay;
 beforeAll(async () => {
   fake = await FakeRazorpay.start();
   // Held past Kosh's deadline (the suite's KOSH_PROVIDER_TIMEOUT_MS), and no longer.
-  fake.timeoutMs = 400;
+  fake.timeoutMs = 1_500;
 });
 afterAll(() => fake?.close());
 

@@ -287,18 +287,16 @@ describeEachDatabase('security: fuzzing payments', (harness) => {
     };
     const statuses = await fuzzRoute(harness(), {
       method: 'POST',
+      // Weighted, as the refunds' targets are: the payments the app serves and the ids naming nothing
+      // (the 404s) each about half the requests, so every refusal shows up in every run, whatever the seed.
       url: fc
-        .constantFrom(
-          ...open,
-          ...open,
-          known,
-          paid,
-          netbanking,
-          'pay_00000000000000000000000000',
-          "pay_'--",
-          '%00',
-          '..%2F',
-          'p'.repeat(200),
+        .oneof(
+          { weight: 7, arbitrary: fc.constantFrom(...open, known) },
+          {
+            weight: 7,
+            arbitrary: fc.constantFrom('pay_00000000000000000000000000', "pay_'--", '%00', '..%2F'),
+          },
+          { weight: 1, arbitrary: fc.constantFrom(paid, netbanking, 'p'.repeat(200)) },
         )
         .chain((id) =>
           fc.constantFrom(`/v1/payments/${id}/upi-simulator/`, `/v1/payments/${id}/upi-simulator`),

@@ -678,6 +678,9 @@ describe('Cashfree connector against FakeCashfree', () => {
           const back = await decide(result.data?.cf_payment_id, 'success');
           expect(back.status).toBe(code);
           expect(received).toHaveLength(atReturn);
+          // The fake sends the 'after' webhook 300 ms after the return: wait for it, then a while
+          // more to see that no other comes.
+          await expect.poll(() => received.length, { timeout: 5_000 }).toBe(total);
           await settle();
           expect(received).toHaveLength(total);
           for (const webhook of received) {
