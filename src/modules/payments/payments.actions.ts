@@ -70,10 +70,10 @@ export function buildAction(
  * Without the provider's link (its answer to the start was lost, or it refused) there is only the
  * redirect: Kosh's page starts the payment again, or shows the outcome.
  */
-export async function buildUpiActions(
+export function buildUpiActions(
   payment: { id: string; flow: UpiFlow; link: string | null; expiresAt: Date; started: boolean },
   publicUrl: string,
-): Promise<Action[]> {
+): Action[] {
   const page: Action = { action: 'redirect', url: authenticationUrl(publicUrl, payment.id) };
   const expires_at = unixSeconds(payment.expiresAt);
   if (!payment.started) return [page];

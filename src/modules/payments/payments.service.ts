@@ -242,10 +242,10 @@ export function createPaymentsService(deps: {
       // The intent is committed (or, for a resumed keyed request, was committed by the attempt that
       // died): now the provider may be called, outside any transaction.
       const code = instrument.bank ?? instrument.wallet ?? '';
-      const respond = async (row: Pick<PaymentRow, 'provider_data' | 'provider_next' | 'status'>) => ({
+      const respond = (row: Pick<PaymentRow, 'provider_data' | 'provider_next' | 'status'>) => ({
         payment_id: id,
         next: payment.upi
-          ? await buildUpiActions(
+          ? buildUpiActions(
               {
                 id,
                 flow: payment.upi.flow,
