@@ -2,9 +2,10 @@ import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
 import { qrDataUrl } from '../../src/pages/qr.js';
-import { decodeQr } from '../helpers/qr.js';
+import { decodeQr, pngBytes } from '../helpers/qr.js';
 
-const png = (url: string) => PNG.sync.read(Buffer.from(url.slice('data:image/png;base64,'.length), 'base64'));
+/** A PNG file's colour type: the IHDR chunk's tenth byte (signature 8, length 4, type 4, size 8, depth 1). */
+const colourType = (file: Buffer) => file[25];
 
 describe('UPI QR codes (src/pages/qr.ts)', () => {
   const links = [
@@ -22,11 +23,14 @@ describe('UPI QR codes (src/pages/qr.ts)', () => {
 
   it('is one grey channel, 3 pixels a module, with the quiet zone of 4 modules the standard asks', () => {
     const link = links[0]!;
-    const image = png(qrDataUrl(link));
+    const file = pngBytes(qrDataUrl(link))!;
+    // Stored as one grey channel (colour type 0), not RGB (2) or RGBA (6).
+    expect(colourType(file)).toBe(0);
+    const image = PNG.sync.read(file);
     const modules = QRCode.create(link, { errorCorrectionLevel: 'M' }).modules.size;
     expect(image.width).toBe((modules + 8) * 3);
     expect(image.height).toBe(image.width);
-    // Decoded to RGBA: every pixel grey (r = g = b), opaque, black or white.
+    // Decoded to RGBA: every pixel black or white, opaque.
     const values = new Set<string>();
     for (let offset = 0; offset < image.data.length; offset += 4) {
       values.add(image.data.subarray(offset, offset + 4).join(','));
