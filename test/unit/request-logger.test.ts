@@ -140,4 +140,32 @@ describe('access logger', () => {
     }
     expect(parsed.every((line) => line.msg === 'request')).toBe(true);
   }, 30_000);
+
+  it('buffered: a gathered line is written within a second, so a kill -9 loses at most that second', async () => {
+    // One line, far below a chunk; the process then kills itself without running its exit handlers.
+    const writer = [
+      "import { createAccessLogger } from './src/http/request-logger.ts';",
+      "import { createLogger } from './src/log.ts';",
+      "const access = createAccessLogger(createLogger('info'), { buffered: true });",
+      'access.write({ reqId: "killed", method: "GET", url: "/", status: 200, ms: 1 });',
+      "setTimeout(() => process.kill(process.pid, 'SIGKILL'), 1_500);",
+    ].join(' ');
+    const root = path.resolve(import.meta.dirname, '../..');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', writer], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    const signal = await new Promise((resolve) => child.on('close', (_code, killedBy) => resolve(killedBy)));
+    expect(signal).toBe('SIGKILL');
+    expect(
+      output
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line).reqId),
+    ).toEqual(['killed']);
+  }, 30_000);
 });
