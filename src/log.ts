@@ -12,9 +12,16 @@ export const REDACTED_PATHS = [
   'account_number',
 ];
 
+/**
+ * The main logger: startup, warnings, errors, what a request logs on purpose. By default it writes to
+ * standard output synchronously, one write per line, so a line is in the kernel's hands before the
+ * call that logged it returns and a `kill -9` right after cannot lose it (pino's default writes
+ * asynchronously). These lines are few; the per-request access lines are gathered separately
+ * (`createAccessLogger`).
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     { level, base: { service: 'kosh' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
-    destination,
+    destination ?? pino.destination({ dest: 1, sync: true }),
   );
 }

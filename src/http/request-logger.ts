@@ -100,12 +100,15 @@ export interface AccessLogger {
  * (those go through the main logger, one write each). Otherwise it writes to the main logger's
  * destination.
  *
- * The lines are gathered here and handed to the writer (pino's destination, which handles partial
- * and refused writes) one whole chunk at a time. Letting the destination gather them itself cost a
- * measurable share of a cached request: it measures its whole pending chunk again on every line
- * (docs/performance.md, "The access line").
+ * The lines are gathered here and handed to the writer (pino's destination, which handles refused
+ * writes) one whole chunk at a time; the destination, gathering them itself, measured its whole
+ * pending chunk again on every line (docs/performance.md, "The access line's buffer").
+ * `chunkWriter` replaces that destination (tests).
  */
-export function createAccessLogger(main: Logger, options: { buffered?: boolean } = {}): AccessLogger {
+export function createAccessLogger(
+  main: Logger,
+  options: { buffered?: boolean; chunkWriter?: (chunk: string) => void } = {},
+): AccessLogger {
   const enabled = main.isLevelEnabled('info');
   let emit: (line: string) => void;
   let flush = () => {};
@@ -113,21 +116,26 @@ export function createAccessLogger(main: Logger, options: { buffered?: boolean }
     // Synchronous writes: an asynchronous write still in flight when the process exits is lost
     // (flushing at exit writes only what is still gathered), and a later chunk would overtake it.
     // One write per ~4 KB keeps the cost of writing synchronously small.
-    const destination = pino.destination({ dest: 1, sync: true, minLength: 0, maxWrite: ACCESS_CHUNK_BYTES });
+    const destination = options.chunkWriter ?? stdoutChunkWriter();
     let pending = '';
     let pendingBytes = 0;
-    flush = () => {
-      if (pendingBytes === 0) return;
+    const take = () => {
       const chunk = pending;
       pending = '';
       pendingBytes = 0;
-      destination.write(chunk);
+      return chunk;
     };
+    flush = () => {
+      if (pendingBytes > 0) destination(take());
+    };
+    // A line that does not fit is gathered into the next chunk before the full one is written, so a
+    // write that throws does not lose it.
     emit = (line) => {
       const bytes = Buffer.byteLength(line);
-      if (pendingBytes + bytes > ACCESS_CHUNK_BYTES) flush();
+      const full = pendingBytes > 0 && pendingBytes + bytes > ACCESS_CHUNK_BYTES ? take() : '';
       pending += line;
       pendingBytes += bytes;
+      if (full) destination(full);
     };
     setInterval(flush, 1000).unref();
     // Whatever is still gathered is written when the process exits, however it exits normally.
@@ -147,6 +155,14 @@ export function createAccessLogger(main: Logger, options: { buffered?: boolean }
       );
     },
     flush,
+  };
+}
+
+/** Writes each chunk to standard output at once, through pino's destination (it retries a refused write). */
+function stdoutChunkWriter(): (chunk: string) => void {
+  const stream = pino.destination({ dest: 1, sync: true, minLength: 0, maxWrite: ACCESS_CHUNK_BYTES });
+  return (chunk) => {
+    stream.write(chunk);
   };
 }
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAccessLogger, RequestLogger } from '../../src/http/request-logger.js';
 import { createLogger } from '../../src/log.js';
 
@@ -168,4 +168,119 @@ describe('access logger', () => {
         .map((line) => JSON.parse(line).reqId),
     ).toEqual(['killed']);
   }, 30_000);
+});
+
+describe('main logger', () => {
+  it('has written each warning when the call returns, so a kill -9 right after loses none', async () => {
+    // 200 warnings in a row: written asynchronously, the later ones would still be waiting for the
+    // first write to finish when the process is killed.
+    const writer = [
+      "import { createLogger } from './src/log.ts';",
+      'const log = createLogger("info");',
+      "for (let step = 0; step < 200; step++) log.warn({ step }, 'careful');",
+      "process.kill(process.pid, 'SIGKILL');",
+    ].join(' ');
+    const root = path.resolve(import.meta.dirname, '../..');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', writer], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    const signal = await new Promise((resolve) => child.on('close', (_code, killedBy) => resolve(killedBy)));
+    expect(signal).toBe('SIGKILL');
+    const lines = output
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; step: number; msg: string });
+    expect(lines.map((line) => line.step)).toEqual(Array.from({ length: 200 }, (_, step) => step));
+    expect(lines.every((line) => line.level === 40 && line.msg === 'careful')).toBe(true);
+  }, 30_000);
+});
+
+describe('buffered access lines', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const entry = (index: number, url = '/') => ({
+    reqId: `req_${index}`,
+    method: 'GET',
+    url,
+    status: 200,
+    ms: 1,
+  });
+
+  function gathering() {
+    vi.useFakeTimers();
+    const chunks: string[] = [];
+    const access = createAccessLogger(createLogger('info'), {
+      buffered: true,
+      chunkWriter: (chunk) => chunks.push(chunk),
+    });
+    return { chunks, access };
+  }
+
+  it('writes a gathered line at the next once-a-second tick, not before, and only once', () => {
+    const { chunks, access } = gathering();
+    access.write(entry(1));
+    vi.advanceTimersByTime(999);
+    expect(chunks).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(chunks.map((chunk) => JSON.parse(chunk).reqId)).toEqual(['req_1']);
+    access.flush();
+    vi.advanceTimersByTime(5_000);
+    expect(chunks).toHaveLength(1);
+  });
+
+  it('writes whole lines in order, in chunks of at most 4,096 bytes; a longer line goes alone', () => {
+    const { chunks, access } = gathering();
+    for (let index = 0; index < 100; index++) {
+      access.write(entry(index, `/${(index % 7 === 0 ? 'é' : 'x').repeat(index % 5 === 0 ? 600 : 40)}`));
+    }
+    access.write(entry(100, `/${'y'.repeat(5_000)}`));
+    access.write(entry(101));
+    access.flush();
+    expect(chunks.length).toBeGreaterThan(10);
+    const long = chunks.filter((chunk) => Buffer.byteLength(chunk) > 4_096);
+    expect(long.map((chunk) => chunk.split('\n').filter(Boolean).length)).toEqual([1]);
+    for (const chunk of chunks) expect(chunk.endsWith('\n')).toBe(true);
+    const ids = chunks.flatMap((chunk) =>
+      chunk
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line).reqId as string),
+    );
+    expect(ids).toEqual(Array.from({ length: 102 }, (_, index) => `req_${index}`));
+  });
+
+  it('keeps the line that did not fit when writing the full chunk throws', () => {
+    vi.useFakeTimers();
+    const chunks: string[] = [];
+    let refuse = true;
+    const access = createAccessLogger(createLogger('info'), {
+      buffered: true,
+      chunkWriter: (chunk) => {
+        if (refuse) throw new Error('refused');
+        chunks.push(chunk);
+      },
+    });
+    const url = `/${'x'.repeat(1_000)}`;
+    // Lines of about 1.1 KB: the one that does not fit in the chunk makes the chunk's write throw.
+    let thrownAt = -1;
+    for (let index = 0; index < 10 && thrownAt < 0; index++) {
+      try {
+        access.write(entry(index, url));
+      } catch (error) {
+        expect((error as Error).message).toBe('refused');
+        thrownAt = index;
+      }
+    }
+    expect(thrownAt).toBeGreaterThan(0);
+    refuse = false;
+    access.flush();
+    expect(chunks.map((chunk) => JSON.parse(chunk).reqId)).toEqual([`req_${thrownAt}`]);
+  });
 });
