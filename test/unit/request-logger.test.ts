@@ -5,6 +5,29 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAccessLogger, RequestLogger } from '../../src/http/request-logger.js';
 import { createLogger } from '../../src/log.js';
 
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** Runs a command from the repository's root: how it ended, and its standard output as JSON lines. */
+async function jsonLinesOf(command: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('close', (exitCode, killedBy) => resolve([exitCode, killedBy])),
+  );
+  const lines = output
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { code, signal, lines };
+}
+
+/** Runs a TypeScript module given as text, as `node --eval` would, from the repository's root. */
+const runModule = (text: string) =>
+  jsonLinesOf(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', text]);
+
 function capture() {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
@@ -118,27 +141,18 @@ describe('access logger', () => {
       'for (let i = 0; i < 3000; i++) access.write({ reqId: process.argv[1], method: "GET", url: padding, status: i, ms: 1 });',
       'process.exit(0);',
     ].join(' ');
-    const root = path.resolve(import.meta.dirname, '../..');
-    const tsx = path.join(root, 'node_modules/.bin/tsx');
+    const tsx = path.join(ROOT, 'node_modules/.bin/tsx');
     const one = (name: string) => `'${tsx}' --eval "$WRITER" ${name}`;
-    const child = spawn('sh', ['-c', `${one('a')} & ${one('b')} & wait`], {
-      cwd: root,
-      env: { ...process.env, WRITER: writer },
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const { code, lines } = await jsonLinesOf('sh', ['-c', `${one('a')} & ${one('b')} & wait`], {
+      ...process.env,
+      WRITER: writer,
     });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    const code = await new Promise((resolve) => child.on('close', resolve));
     expect(code).toBe(0);
-    const lines = output.split('\n').filter(Boolean);
-    const parsed = lines.map((line) => JSON.parse(line) as { reqId: string; status: number; msg: string });
     for (const writerName of ['a', 'b']) {
-      const numbers = parsed.filter((line) => line.reqId === writerName).map((line) => line.status);
+      const numbers = lines.filter((line) => line.reqId === writerName).map((line) => line.status);
       expect(numbers).toEqual(Array.from({ length: 3000 }, (_, i) => i));
     }
-    expect(parsed.every((line) => line.msg === 'request')).toBe(true);
+    expect(lines.every((line) => line.msg === 'request')).toBe(true);
   }, 30_000);
 
   it('buffered: a gathered line is written within a second, so a kill -9 loses at most that second', async () => {
@@ -150,23 +164,9 @@ describe('access logger', () => {
       'access.write({ reqId: "killed", method: "GET", url: "/", status: 200, ms: 1 });',
       "setTimeout(() => process.kill(process.pid, 'SIGKILL'), 1_500);",
     ].join(' ');
-    const root = path.resolve(import.meta.dirname, '../..');
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', writer], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    const signal = await new Promise((resolve) => child.on('close', (_code, killedBy) => resolve(killedBy)));
+    const { signal, lines } = await runModule(writer);
     expect(signal).toBe('SIGKILL');
-    expect(
-      output
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line).reqId),
-    ).toEqual(['killed']);
+    expect(lines.map((line) => line.reqId)).toEqual(['killed']);
   }, 30_000);
 });
 
@@ -180,21 +180,8 @@ describe('main logger', () => {
       "for (let step = 0; step < 200; step++) log.warn({ step }, 'careful');",
       "process.kill(process.pid, 'SIGKILL');",
     ].join(' ');
-    const root = path.resolve(import.meta.dirname, '../..');
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', writer], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    const signal = await new Promise((resolve) => child.on('close', (_code, killedBy) => resolve(killedBy)));
+    const { signal, lines } = await runModule(writer);
     expect(signal).toBe('SIGKILL');
-    const lines = output
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { level: number; step: number; msg: string });
     expect(lines.map((line) => line.step)).toEqual(Array.from({ length: 200 }, (_, step) => step));
     expect(lines.every((line) => line.level === 40 && line.msg === 'careful')).toBe(true);
   }, 30_000);
