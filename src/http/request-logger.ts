@@ -100,10 +100,9 @@ export interface AccessLogger {
  * (those go through the main logger, one write each). Otherwise it writes to the main logger's
  * destination.
  *
- * The lines are gathered here and handed to the writer (pino's destination, which handles refused
- * writes) one whole chunk at a time; the destination, gathering them itself, measured its whole
+ * The destination only writes whole chunks: left to gather the lines itself, it measured its whole
  * pending chunk again on every line (docs/performance.md, "The access line's buffer").
- * `chunkWriter` replaces that destination (tests).
+ * `chunkWriter` replaces it (tests).
  */
 export function createAccessLogger(
   main: Logger,
@@ -113,9 +112,6 @@ export function createAccessLogger(
   let emit: (line: string) => void;
   let flush = () => {};
   if (options.buffered) {
-    // Synchronous writes: an asynchronous write still in flight when the process exits is lost
-    // (flushing at exit writes only what is still gathered), and a later chunk would overtake it.
-    // One write per ~4 KB keeps the cost of writing synchronously small.
     const destination = options.chunkWriter ?? stdoutChunkWriter();
     let pending = '';
     let pendingBytes = 0;
@@ -158,7 +154,12 @@ export function createAccessLogger(
   };
 }
 
-/** Writes each chunk to standard output at once, through pino's destination (it retries a refused write). */
+/**
+ * Writes each chunk to standard output at once, through pino's destination (it retries a refused
+ * write). Synchronously: an asynchronous write still in flight when the process exits is lost
+ * (flushing at exit writes only what is still gathered), and a later chunk would overtake it. One
+ * write per ~4 KB keeps the cost of writing synchronously small.
+ */
 function stdoutChunkWriter(): (chunk: string) => void {
   const stream = pino.destination({ dest: 1, sync: true, minLength: 0, maxWrite: ACCESS_CHUNK_BYTES });
   return (chunk) => {
