@@ -200,12 +200,16 @@ describe('buffered access lines', () => {
     ms: 1,
   });
 
-  function gathering() {
+  /** A buffered access logger on a faked clock whose chunks are kept (or refused while `refusing`). */
+  function gathering(refusing: () => boolean = () => false) {
     vi.useFakeTimers();
     const chunks: string[] = [];
     const access = createAccessLogger(createLogger('info'), {
       buffered: true,
-      chunkWriter: (chunk) => chunks.push(chunk),
+      chunkWriter: (chunk) => {
+        if (refusing()) throw new Error('refused');
+        chunks.push(chunk);
+      },
     });
     return { chunks, access };
   }
@@ -244,16 +248,8 @@ describe('buffered access lines', () => {
   });
 
   it('keeps the line that did not fit when writing the full chunk throws', () => {
-    vi.useFakeTimers();
-    const chunks: string[] = [];
     let refuse = true;
-    const access = createAccessLogger(createLogger('info'), {
-      buffered: true,
-      chunkWriter: (chunk) => {
-        if (refuse) throw new Error('refused');
-        chunks.push(chunk);
-      },
-    });
+    const { chunks, access } = gathering(() => refuse);
     const url = `/${'x'.repeat(1_000)}`;
     // Lines of about 1.1 KB: the one that does not fit in the chunk makes the chunk's write throw.
     let thrownAt = -1;
