@@ -64,6 +64,8 @@ export async function buildServer(container: Container): Promise<App> {
   // without drawing randomness (or an id) on every request.
   const requestIdPrefix = `req_${randomBytes(6).toString('hex')}`;
   let counter = 0;
+  // Set once the server starts closing (preClose below): every reply from then on closes its connection.
+  let closing = false;
   const app = Fastify({
     loggerInstance: container.log as FastifyBaseLogger,
     // Fastify logs two lines per request; Kosh writes one (onResponse below), or none.
@@ -81,6 +83,7 @@ export async function buildServer(container: Container): Promise<App> {
           headersTimeout: config.headersTimeoutMs,
           connectionsCheckingInterval: 1_000,
           keepAliveTimeout: 72_000,
+          ServerResponse: closingAwareResponse(() => closing),
         },
         handler,
       ),
@@ -180,7 +183,15 @@ export async function buildServer(container: Container): Promise<App> {
   const limiter = createRateLimiter(config.rateLimits, container.services.limits);
   // Hooks take a callback rather than return a promise when their work is synchronous: a promise
   // per hook per request is measurable at thousands of requests a second.
-  app.addHook('onRequest', createAuthHook(services.accounts, limiter));
+  const authenticate = createAuthHook(services.accounts, limiter);
+  // Every answer carries its request id, and `nosniff`: responses are data, and a browser must never
+  // guess HTML from a body holding a merchant's string. Set when the request arrives (the reply keeps
+  // them through errors), so no hook runs as it is sent.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    reply.header('X-Content-Type-Options', 'nosniff');
+    authenticate(request, reply, done);
+  });
   app.addHook('preValidation', (request, _reply, done) => {
     refuseUnstorableText(request);
     coerceToSchema(request);
@@ -188,9 +199,9 @@ export async function buildServer(container: Container): Promise<App> {
   });
   // Closing: requests already under way finish, but their keep-alive connections would then stay
   // open until the keep-alive timeout (72 s), holding the close up: Node reaps idle connections once,
-  // when the close starts. So every reply sent from then on closes its connection, and connections
-  // that fall idle later are reaped until the server has closed.
-  let closing = false;
+  // when the close starts. So every reply sent from then on closes its connection
+  // (`closingAwareResponse`), and connections that fall idle later are reaped until the server has
+  // closed.
   app.addHook('preClose', (done) => {
     closing = true;
     // Only a listening server has connections (the tests' injected requests have none).
@@ -198,13 +209,6 @@ export async function buildServer(container: Container): Promise<App> {
       const reaper = setInterval(() => app.server.closeIdleConnections(), 200).unref();
       app.server.once('close', () => clearInterval(reaper));
     }
-    done();
-  });
-  app.addHook('onSend', (request, reply, _payload, done) => {
-    if (closing) reply.header('Connection', 'close');
-    reply.header('X-Request-Id', request.id);
-    // Responses are data: a browser must never guess HTML from a body holding a merchant's string.
-    reply.header('X-Content-Type-Options', 'nosniff');
     done();
   });
   const accessLog = createAccessLogger(container.log, { buffered: container.bufferedAccessLog });
@@ -271,4 +275,23 @@ export async function buildServer(container: Container): Promise<App> {
 
   await app.ready();
   return app;
+}
+
+/**
+ * The server's responses, each closing its keep-alive connection once `closing()` says so. Decided
+ * as the head is written, for every response (routes, errors, pages and Fastify's own), so that a
+ * client whose request was under way when the close began sends nothing more on that connection.
+ */
+function closingAwareResponse(closing: () => boolean) {
+  const writeHead = http.ServerResponse.prototype.writeHead;
+  return class ClosingAwareResponse extends http.ServerResponse {
+    override writeHead(statusCode: number, ...rest: unknown[]): this {
+      if (closing()) this.setHeader('Connection', 'close');
+      return (writeHead as (this: http.ServerResponse, ...args: unknown[]) => this).call(
+        this,
+        statusCode,
+        ...rest,
+      );
+    }
+  };
 }
