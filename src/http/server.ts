@@ -283,15 +283,10 @@ export async function buildServer(container: Container): Promise<App> {
  * client whose request was under way when the close began sends nothing more on that connection.
  */
 function closingAwareResponse(closing: () => boolean) {
-  const writeHead = http.ServerResponse.prototype.writeHead;
   return class ClosingAwareResponse extends http.ServerResponse {
-    override writeHead(statusCode: number, ...rest: unknown[]): this {
+    override writeHead(...args: [statusCode: number, ...rest: unknown[]]): this {
       if (closing()) this.setHeader('Connection', 'close');
-      return (writeHead as (this: http.ServerResponse, ...args: unknown[]) => this).call(
-        this,
-        statusCode,
-        ...rest,
-      );
+      return super.writeHead(...(args as Parameters<http.ServerResponse['writeHead']>));
     }
   };
 }
