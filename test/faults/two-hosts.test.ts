@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth } from '../helpers/harness.js';
 import { FILES, multipart, proprietorBody } from '../helpers/onboarding.js';
@@ -57,6 +58,22 @@ function roundRobin(hosts: () => Service[], auth: string): Client {
 
 /** Every page of the key's payment, order and refund events. */
 const eventIds = (client: Client, filter = '') => eventIdsOf(client, PAYMENT_EVENTS, filter);
+
+/** The events among `ids` with a failed delivery attempt on record (a timeout, an error answer). */
+async function eventsWithFailedAttempts(url: string, ids: string[]): Promise<Set<string>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ event_id: string }>(
+      `SELECT DISTINCT d.event_id FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE NOT a.succeeded AND d.event_id = ANY($1::text[])`,
+      [ids],
+    );
+    return new Set(rows.map((row) => row.event_id));
+  } finally {
+    await client.end();
+  }
+}
 
 async function waitUntil(check: () => Promise<boolean>, limitMs: number): Promise<boolean> {
   const deadline = Date.now() + limitMs;
@@ -353,14 +370,18 @@ describe('two hosts on one PostgreSQL', () => {
       return recorded.every((id) => receiver.delivered.has(id));
     }, 30_000);
     const twice = recorded.filter((id) => receiver.deliveries(id) > 1);
+    // A delivery the receiver took but answered after the sender's timeout (a loaded machine) is
+    // recorded as a failed attempt and sent again by design; those are told apart from the kill's.
+    const failedBefore = await eventsWithFailedAttempts(fixture.postgres.url, twice);
+    const resentByTheKill = twice.filter((id) => !failedBefore.has(id));
     process.stdout.write(
-      `[two hosts, kill -9] events ${recorded.length}, delivered ${recorded.filter((id) => receiver.delivered.has(id)).length}, delivered more than once ${twice.length}\n`,
+      `[two hosts, kill -9] events ${recorded.length}, delivered ${recorded.filter((id) => receiver.delivered.has(id)).length}, delivered more than once ${twice.length} (${twice.length - resentByTheKill.length} after a recorded failed attempt)\n`,
     );
     expect(recorded.length).toBeGreaterThan(40);
     expect(recorded.filter((id) => !receiver.delivered.has(id))).toEqual([]);
-    // At least once (Standard Webhooks): only a delivery in flight on the killed host may be sent
-    // again, at most one batch of its delivery worker.
-    expect(twice.length).toBeLessThanOrEqual(Number(fixture.env.KOSH_WEBHOOK_BATCH_SIZE ?? 10));
+    // At least once (Standard Webhooks): besides a recorded failed attempt, only a delivery in flight
+    // on the killed host may be sent again, at most one batch of its delivery worker.
+    expect(resentByTheKill.length).toBeLessThanOrEqual(Number(fixture.env.KOSH_WEBHOOK_BATCH_SIZE ?? 10));
   }, 120_000);
 
   it('holds a key to its documented limit over both hosts together (within 10 %, never above)', async () => {
