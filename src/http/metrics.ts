@@ -1,16 +1,32 @@
 import cluster, { type Worker } from 'node:cluster';
 import client, { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
 
+/**
+ * The process's own series (CPU, memory, event-loop delay, GC), made once per process: prom-client
+ * starts an event-loop-delay monitor and a GC observer for each set it makes and never stops them,
+ * so a set per server would leave one more of each running for every server a process builds.
+ */
+let processSeries: client.Registry | undefined;
+
+function processMetrics(): client.Registry {
+  if (!processSeries) {
+    processSeries = new client.Registry();
+    client.collectDefaultMetrics({ register: processSeries });
+  }
+  return processSeries;
+}
+
 export function createMetrics() {
-  const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  const own = new client.Registry();
   const requestDuration = new client.Histogram({
     name: 'kosh_http_request_duration_seconds',
     help: 'HTTP request duration by route and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
+    registers: [own],
   });
+  // This server's series with the process's: one registry to render and to hand to the cluster.
+  const registry = client.Registry.merge([processMetrics(), own]);
   if (cluster.isWorker) {
     // The series prom-client sends the primary when it gathers.
     joinClusterMetrics();

@@ -102,6 +102,9 @@ describeEachDatabase('HTTP conventions', (harness) => {
     const metrics = await harness().request('GET', '/metrics');
     expect(metrics.statusCode).toBe(200);
     expect(metrics.body).toContain('kosh_http_request_duration_seconds');
+    // The process's own series (prom-client's defaults) are served with the server's.
+    expect(metrics.body).toContain('process_cpu_user_seconds_total');
+    expect(metrics.body).toContain('nodejs_eventloop_lag_seconds');
   });
 
   describe('errors that teach', () => {
