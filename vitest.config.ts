@@ -18,11 +18,16 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: {
       forks: {
-        minForks: 1,
+        // A worker process runs file after file and loads Kosh's modules once, not once per file (each
+        // file still has its own databases and servers). KOSH_TEST_ISOLATE=1 gives every file a fresh
+        // process, to tell a leak between files from a bug. docs/testing.md.
+        isolate: process.env.KOSH_TEST_ISOLATE === '1',
+        // Every worker is kept for the whole run: above the minimum, the pool ends an idle worker while
+        // it is being handed the next file, and that file dies with "Terminating worker thread".
+        minForks: workers,
         maxForks: workers,
-        // PGlite is PostgreSQL compiled to WebAssembly. A test file's process lives seconds, too short
-        // for V8's optimising compiler to repay recompiling PostgreSQL's hot functions in every one:
-        // on V8's baseline compiler alone the whole run went from 482 s to 421 s (docs/testing.md).
+        // PGlite is PostgreSQL compiled to WebAssembly; V8's baseline compiler runs it as fast here as
+        // the optimising one and compiles it for less (docs/testing.md).
         execArgv: ['--liftoff-only'],
       },
     },

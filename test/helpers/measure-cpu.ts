@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 
 declare module 'vitest' {
   interface TaskMeta {
@@ -25,7 +25,13 @@ function cpuSeconds(): number | undefined {
   }
 }
 
+// A worker process runs many files one after another: a file's share is what it used since its start.
+let startedAt: number | undefined;
+beforeAll(() => {
+  startedAt = cpuSeconds();
+});
+
 afterAll((suite) => {
   const seconds = cpuSeconds();
-  if (seconds !== undefined) suite.meta.cpuSeconds = seconds;
+  if (seconds !== undefined && startedAt !== undefined) suite.meta.cpuSeconds = seconds - startedAt;
 });
