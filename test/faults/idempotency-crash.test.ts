@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withClient } from './support/database.js';
 import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { paymentBody } from './support/payment-workload.js';
 import { freePort } from './support/postgres-instance.js';
@@ -112,18 +112,13 @@ describe('kill -9 between the outside call and the stored answer of a keyed requ
     expect(running.alive).toBe(false);
     // On PostgreSQL the bytes are stored in the database, with the document's row.
     const documents = path.join(String(fixture.env.KOSH_DATA_DIR), 'documents');
-    const storedBytes = async () => {
-      const client = new pg.Client({ connectionString: fixture.postgres.url });
-      await client.connect();
-      try {
+    const storedBytes = () =>
+      withClient(fixture.postgres.url, async (client) => {
         const { rows } = await client.query<{ count: number }>(
           'SELECT count(*)::int AS count FROM kyc_document_contents',
         );
         return rows[0]!.count;
-      } finally {
-        await client.end();
-      }
-    };
+      });
     expect(await storedBytes()).toBe(1);
     expect(fs.existsSync(documents)).toBe(false);
 
@@ -230,17 +225,13 @@ describe('kill -9 between the outside call and the stored answer of a keyed requ
     expect((await api(`/v1/payments/${paymentId}/refunds/`)).body).toMatchObject({ data: [{ id: made.id }] });
     expect((await api(`/v1/payments/${paymentId}/`)).body).toMatchObject({ data: { amount_refunded: 1500 } });
     expect((await api(`/v1/payments/${paymentId}/refunds/`, refund())).body).toEqual(resumed.body);
-    const client = new pg.Client({ connectionString: fixture.postgres.url });
-    await client.connect();
-    try {
-      const events = await client.query<{ type: string }>(
+    const events = await withClient(fixture.postgres.url, (client) =>
+      client.query<{ type: string }>(
         `SELECT type FROM events WHERE payload->'refund'->>'id' = $1 ORDER BY id`,
         [made.id],
-      );
-      expect(events.rows.map((row) => row.type)).toEqual(['refund.created', 'refund.processed']);
-    } finally {
-      await client.end();
-    }
+      ),
+    );
+    expect(events.rows.map((row) => row.type)).toEqual(['refund.created', 'refund.processed']);
     await running.stop();
   }, 90_000);
 });

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth } from '../helpers/harness.js';
 import { FILES, multipart, proprietorBody } from '../helpers/onboarding.js';
+import { idsOf } from './support/database.js';
 import { createFaultFixture, type FaultFixture } from './support/fixture.js';
 import { checkPaymentInvariants, openPastDeadline } from './support/payment-invariants.js';
 import { chooseSuccess, PAYMENT_WORKLOAD, paymentBody, REFUND_WORKLOAD } from './support/payment-workload.js';
@@ -61,18 +61,14 @@ const eventIds = (client: Client, filter = '') => eventIdsOf(client, PAYMENT_EVE
 
 /** The events among `ids` with a failed delivery attempt on record (a timeout, an error answer). */
 async function eventsWithFailedAttempts(url: string, ids: string[]): Promise<Set<string>> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ event_id: string }>(
-      `SELECT DISTINCT d.event_id FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+  return new Set(
+    await idsOf(
+      url,
+      `SELECT DISTINCT d.event_id AS id FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
         WHERE NOT a.succeeded AND d.event_id = ANY($1::text[])`,
       [ids],
-    );
-    return new Set(rows.map((row) => row.event_id));
-  } finally {
-    await client.end();
-  }
+    ),
+  );
 }
 
 async function waitUntil(check: () => Promise<boolean>, limitMs: number): Promise<boolean> {

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { idsOf, withClient } from './database.js';
 
 /**
  * The money invariants, asked of the database itself after a fault run: each query returns the
@@ -38,9 +38,7 @@ export async function checkPaymentInvariants(databaseUrl: string): Promise<{
   violations: Record<string, string[]>;
   statuses: Record<string, number>;
 }> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+  return withClient(databaseUrl, async (client) => {
     const violations: Record<string, string[]> = {};
     for (const [name, sql] of Object.entries(PAYMENT_INVARIANTS)) {
       violations[name] = (await client.query<{ id: string }>(sql)).rows.map((row) => row.id);
@@ -51,27 +49,19 @@ export async function checkPaymentInvariants(databaseUrl: string): Promise<{
     );
     for (const row of counted.rows) statuses[row.status] = Number(row.count);
     return { violations, statuses };
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**
  * Payments still pending past their deadline (`pending_at` + the pending timeout): every payment a
  * customer acted on has an owner, the reconciler, so after it has run there must be none.
  */
-export async function pendingPastDeadline(databaseUrl: string, timeoutSeconds: number): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const result = await client.query<{ id: string }>(
-      `SELECT id FROM payments WHERE status = 'pending' AND pending_at < now() - make_interval(secs => $1)`,
-      [timeoutSeconds],
-    );
-    return result.rows.map((row) => row.id);
-  } finally {
-    await client.end();
-  }
+export function pendingPastDeadline(databaseUrl: string, timeoutSeconds: number): Promise<string[]> {
+  return idsOf(
+    databaseUrl,
+    `SELECT id FROM payments WHERE status = 'pending' AND pending_at < now() - make_interval(secs => $1)`,
+    [timeoutSeconds],
+  );
 }
 
 /**
@@ -80,20 +70,14 @@ export async function pendingPastDeadline(databaseUrl: string, timeoutSeconds: n
  * sandbox processes one in KOSH_SANDBOX_REFUND_SECONDS); `seconds` in the checks that use this. The
  * reconciler of some live process owns each of them, so after it has run there must be none.
  */
-export async function openPastDeadline(databaseUrl: string, seconds: number): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const result = await client.query<{ id: string }>(
-      `SELECT id FROM payments
-       WHERE (status = 'created' AND created_at < now() - make_interval(secs => $1))
-          OR (status = 'pending' AND pending_at < now() - make_interval(secs => $1))
-       UNION ALL
-       SELECT id FROM refunds WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1)`,
-      [seconds],
-    );
-    return result.rows.map((row) => row.id);
-  } finally {
-    await client.end();
-  }
+export function openPastDeadline(databaseUrl: string, seconds: number): Promise<string[]> {
+  return idsOf(
+    databaseUrl,
+    `SELECT id FROM payments
+     WHERE (status = 'created' AND created_at < now() - make_interval(secs => $1))
+        OR (status = 'pending' AND pending_at < now() - make_interval(secs => $1))
+     UNION ALL
+     SELECT id FROM refunds WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1)`,
+    [seconds],
+  );
 }
