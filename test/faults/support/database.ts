@@ -14,9 +14,12 @@ export async function withClient<T>(
   }
 }
 
-/** The `id` column of a query's rows: the checks ask the database for offending ids. */
+/** The `id` column of a query's rows, on an open client: the checks ask the database for offending ids. */
+export async function queryIds(client: pg.Client, sql: string, params: unknown[] = []): Promise<string[]> {
+  return (await client.query<{ id: string }>(sql, params)).rows.map((row) => row.id);
+}
+
+/** `queryIds` on a connection of its own, for a check that asks one question. */
 export function idsOf(databaseUrl: string, sql: string, params: unknown[] = []): Promise<string[]> {
-  return withClient(databaseUrl, async (client) =>
-    (await client.query<{ id: string }>(sql, params)).rows.map((row) => row.id),
-  );
+  return withClient(databaseUrl, (client) => queryIds(client, sql, params));
 }

@@ -1,4 +1,4 @@
-import { idsOf, withClient } from './database.js';
+import { idsOf, queryIds, withClient } from './database.js';
 
 /**
  * The money invariants, asked of the database itself after a fault run: each query returns the
@@ -41,7 +41,7 @@ export async function checkPaymentInvariants(databaseUrl: string): Promise<{
   return withClient(databaseUrl, async (client) => {
     const violations: Record<string, string[]> = {};
     for (const [name, sql] of Object.entries(PAYMENT_INVARIANTS)) {
-      violations[name] = (await client.query<{ id: string }>(sql)).rows.map((row) => row.id);
+      violations[name] = await queryIds(client, sql);
     }
     const statuses: Record<string, number> = {};
     const counted = await client.query<{ status: string; count: string }>(
