@@ -1,18 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { escapeHtml } from '../../../src/modules/payments/html.js';
-import { type LocalServer, type ProviderFault, serveLocally } from '../local-server.js';
+import { type LocalServer, serveLocally } from '../local-server.js';
+import { apiRoute } from './razorpay-fake-api.js';
+import { type Answer, error, hmac, newId } from './razorpay-fake-common.js';
 import {
-  type Answer,
-  error,
-  extraField,
-  hmac,
-  isObject,
-  newId,
-  notesOf,
-  parseBody,
-} from './razorpay-fake-common.js';
-import { createUpiPayment, type FakeRazorpayUpi } from './razorpay-fake-upi.js';
+  bankPage,
+  type FakeRazorpayBrowser,
+  type FakeRazorpayOrder,
+  type FakeRazorpayPayment,
+  type FakeRazorpayRefund,
+  markRefunded,
+  paymentView,
+  type RazorpayEndpoint,
+  type RazorpayFault,
+  type RazorpayWebhookTiming,
+  returnPage,
+  type SentRazorpayWebhook,
+} from './razorpay-fake-model.js';
 
 /**
  * A local Razorpay, shaped after its public API reference, so the Razorpay connector is tested
@@ -22,132 +26,21 @@ import { createUpiPayment, type FakeRazorpayUpi } from './razorpay-fake-upi.js';
  * refunds made idempotent by `X-Refund-Idempotency`. Tests can make it misbehave the ways a
  * provider does; a fault happens after the fake acted, so the object exists and only the answer
  * is lost. Its signatures are computed here, never borrowed from the connector.
+ *
+ * Its records and JSON views are in razorpay-fake-model.ts, its API endpoints in
+ * razorpay-fake-api.ts, its S2S UPI create in razorpay-fake-upi.ts.
  */
 
-export type RazorpayFault = ProviderFault;
-export type RazorpayEndpoint = 'order' | 'pay' | 'status' | 'refund' | 'refundStatus';
-export type RazorpayWebhookTiming = 'after' | 'before' | 'instead' | 'none';
-
-export interface FakeRazorpayOrder {
-  id: string;
-  amount: number;
-  currency: string;
-  receipt: string | null;
-  notes: Record<string, string>;
-  status: 'created' | 'attempted' | 'paid';
-  attempts: number;
-  /** The `payment` capture settings it was created with. */
-  capture: unknown;
-  createdAt: number;
-}
-
-export interface FakeRazorpayPayment {
-  id: string;
-  orderId: string;
-  amount: number;
-  currency: string;
-  method: 'netbanking' | 'wallet' | 'upi';
-  bank: string | null;
-  wallet: string | null;
-  /** A UPI attempt's flow and link (null for net banking and wallets). */
-  upi: FakeRazorpayUpi | null;
-  /** The VPA of a UPI attempt: the collect request's, or the payer's once approved. */
-  vpa: string | null;
-  email: string;
-  contact: string;
-  description: string | null;
-  notes: Record<string, string>;
-  callbackUrl: string;
-  status: 'created' | 'authorized' | 'captured' | 'failed' | 'refunded';
-  captured: boolean;
-  error: { code: string; description: string; source: string; step: string; reason: string } | null;
-  /** The bank's reference: its transaction id (net banking, wallets) or the UPI RRN. */
-  bankTransactionId: string | null;
-  createdAt: number;
-}
-
-export interface FakeRazorpayRefund {
-  id: string;
-  paymentId: string;
-  amount: number;
-  currency: string;
-  receipt: string | null;
-  notes: Record<string, string>;
-  speedRequested: string;
-  status: 'pending' | 'processed' | 'failed';
-  createdAt: number;
-}
-
-/** The customer's browser as the payment create reported it. */
-export interface FakeRazorpayBrowser {
-  ip: string;
-  user_agent: string;
-  referer: string | null;
-}
-
-export interface SentRazorpayWebhook {
-  event: string;
-  eventId: string;
-  body: string;
-  status: number | undefined;
-}
-
-/** Razorpay's net banking codes (its methods list, with the corporate log-ins it also takes). */
-const BANKS = new Set([
-  'AUBL',
-  'UTIB',
-  'BARB_R',
-  'BARB_C',
-  'BKID',
-  'MAHB',
-  'CNRB',
-  'CBIN',
-  'FDRL',
-  'HDFC',
-  'ICIC',
-  'IBKL',
-  'IDFB',
-  'IDIB',
-  'IOBA',
-  'INDB',
-  'KKBK',
-  'PUNB_R',
-  'PUNB_C',
-  'RATN',
-  'SBIN',
-  'UBIN',
-  'YESB',
-]);
-/** Razorpay's wallet codes. */
-const WALLETS = new Set([
-  'airtelmoney',
-  'amazonpay',
-  'jiomoney',
-  'mobikwik',
-  'olamoney',
-  'payzapp',
-  'paypal',
-  'phonepe',
-]);
-
-const ORDER_FIELDS = new Set(['amount', 'currency', 'receipt', 'notes', 'partial_payment', 'payment']);
-const PAY_FIELDS = new Set([
-  'amount',
-  'currency',
-  'order_id',
-  'email',
-  'contact',
-  'method',
-  'bank',
-  'wallet',
-  'callback_url',
-  'ip',
-  'referer',
-  'user_agent',
-  'description',
-  'notes',
-]);
-const REFUND_FIELDS = new Set(['amount', 'speed', 'receipt', 'notes']);
+export type {
+  FakeRazorpayBrowser,
+  FakeRazorpayOrder,
+  FakeRazorpayPayment,
+  FakeRazorpayRefund,
+  RazorpayEndpoint,
+  RazorpayFault,
+  RazorpayWebhookTiming,
+  SentRazorpayWebhook,
+} from './razorpay-fake-model.js';
 
 export class FakeRazorpay {
   readonly orders = new Map<string, FakeRazorpayOrder>();
@@ -188,7 +81,8 @@ export class FakeRazorpay {
   private readonly afterQuestion = new Set<FakeRazorpayPayment>();
   /** Webhooks on their way (see `webhooksDelivered`). */
   private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly idempotency = new Map<string, { body: string; refundId: string }>();
+  /** Refunds by their `X-Refund-Idempotency` key, with the body that made them. */
+  readonly idempotency = new Map<string, { body: string; refundId: string }>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private server!: LocalServer;
   private counter = 0;
@@ -237,7 +131,7 @@ export class FakeRazorpay {
   /** Settles every pending refund the way the bank would, later. */
   settleRefunds(status: 'processed' | 'failed'): void {
     for (const refund of this.refunds.values()) if (refund.status === 'pending') refund.status = status;
-    for (const payment of this.payments.values()) this.markRefunded(payment);
+    for (const payment of this.payments.values()) markRefunded(this.refunds, payment);
   }
 
   /**
@@ -287,7 +181,7 @@ export class FakeRazorpay {
       account_id: 'acc_FakeRazorpay01',
       event,
       contains: ['payment'],
-      payload: { payment: { entity: this.paymentView(payment) } },
+      payload: { payment: { entity: paymentView(payment, this.refunds) } },
       created_at: Math.floor(Date.now() / 1000),
     });
   }
@@ -379,7 +273,7 @@ export class FakeRazorpay {
         );
         return;
       }
-      const route = this.route(request.method ?? 'GET', url, body, request.headers);
+      const route = apiRoute(this, request.method ?? 'GET', url, body, request.headers);
       if (!route) {
         send(error(400, 'The requested URL was not found on the server.', { reason: 'NA' }));
         return;
@@ -407,7 +301,7 @@ export class FakeRazorpay {
       return;
     }
     if (!bank[2]) {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(this.bankPage(payment));
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(bankPage(payment));
       return;
     }
     this.decide(payment, new URLSearchParams(body).get('choice') ?? 'failure');
@@ -418,7 +312,9 @@ export class FakeRazorpay {
         .end('<p>Payment done. You can close this window.</p>');
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(this.returnPage(payment));
+    response
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(returnPage(payment, this.returnFields(payment)));
     if (this.webhookTiming === 'after') {
       const timer = setTimeout(() => {
         this.timers.delete(timer);
@@ -426,142 +322,6 @@ export class FakeRazorpay {
       }, 300);
       this.timers.add(timer);
     }
-  }
-
-  private route(
-    method: string,
-    url: URL,
-    body: string,
-    headers: http.IncomingHttpHeaders,
-  ): { endpoint: RazorpayEndpoint; call: string; act: () => Answer } | undefined {
-    const path = url.pathname.replace(/\/+$/, '');
-    const parts = path.split('/').slice(2);
-    const [collection, id, sub, subId] = parts;
-    if (method === 'POST') {
-      if (path === '/v1/orders')
-        return { endpoint: 'order', call: 'POST /v1/orders', act: () => this.createOrder(body) };
-      if (path === '/v1/payments/create/upi') {
-        return {
-          endpoint: 'pay',
-          call: 'POST /v1/payments/create/upi',
-          act: () => createUpiPayment(this, body),
-        };
-      }
-      if (path === '/v1/payments/create/json') {
-        return {
-          endpoint: 'pay',
-          call: 'POST /v1/payments/create/json',
-          act: () => this.createPayment(body),
-        };
-      }
-      if (collection === 'payments' && id && sub === 'refund' && parts.length === 3) {
-        const key = headers['x-refund-idempotency'];
-        return {
-          endpoint: 'refund',
-          call: 'POST /v1/payments/:id/refund',
-          act: () => this.createRefund(id, body, typeof key === 'string' ? key : undefined),
-        };
-      }
-      return undefined;
-    }
-    if (method !== 'GET') return undefined;
-    if (collection === 'orders') {
-      if (parts.length === 1)
-        return { endpoint: 'status', call: 'GET /v1/orders', act: () => this.listOrders(url) };
-      if (parts.length === 2 && id) {
-        return { endpoint: 'status', call: 'GET /v1/orders/:id', act: () => this.fetchOrder(id) };
-      }
-      if (parts.length === 3 && id && sub === 'payments') {
-        return { endpoint: 'status', call: 'GET /v1/orders/:id/payments', act: () => this.orderPayments(id) };
-      }
-    }
-    if (collection === 'payments' && id) {
-      if (parts.length === 2)
-        return { endpoint: 'status', call: 'GET /v1/payments/:id', act: () => this.fetchPayment(id) };
-      if (parts.length === 3 && sub === 'refunds') {
-        return {
-          endpoint: 'refundStatus',
-          call: 'GET /v1/payments/:id/refunds',
-          act: () => this.paymentRefunds(id),
-        };
-      }
-      if (parts.length === 4 && sub === 'refunds' && subId) {
-        return {
-          endpoint: 'refundStatus',
-          call: 'GET /v1/payments/:id/refunds/:id',
-          act: () => this.fetchRefund(subId, id),
-        };
-      }
-    }
-    if (collection === 'refunds' && id && parts.length === 2) {
-      return { endpoint: 'refundStatus', call: 'GET /v1/refunds/:id', act: () => this.fetchRefund(id) };
-    }
-    return undefined;
-  }
-
-  private createOrder(body: string): Answer {
-    const parsed = parseBody(body);
-    if ('refused' in parsed) return parsed.refused;
-    const input = parsed.input;
-    const extra = extraField(input, ORDER_FIELDS);
-    if (extra) return error(400, `${extra} is/are not required and should not be sent`, { field: extra });
-    const amount = input.amount;
-    if (typeof amount !== 'number' || !Number.isInteger(amount)) {
-      return error(400, 'The amount must be an integer.', { field: 'amount' });
-    }
-    if (amount < 100) return error(400, 'The amount must be at least INR 1.00', { field: 'amount' });
-    if (input.currency !== 'INR') return error(400, 'The currency must be INR.', { field: 'currency' });
-    if (input.receipt !== undefined && (typeof input.receipt !== 'string' || input.receipt.length > 40)) {
-      return error(400, 'The receipt may not be greater than 40 characters.', { field: 'receipt' });
-    }
-    const notes = notesOf(input.notes);
-    if (!notes) return error(400, 'The notes must be at most 15 short string values.', { field: 'notes' });
-    const capture = input.payment;
-    if (capture !== undefined) {
-      const problem = this.captureProblem(capture);
-      if (problem) return error(400, problem, { field: 'payment' });
-    }
-    const order: FakeRazorpayOrder = {
-      id: newId('order'),
-      amount,
-      currency: input.currency,
-      receipt: (input.receipt as string | undefined) ?? null,
-      notes,
-      status: 'created',
-      attempts: 0,
-      capture: capture ?? null,
-      createdAt: Math.floor(Date.now() / 1000),
-    };
-    // Razorpay keeps receipts for reference only: a second order with the same one is made.
-    this.orders.set(order.id, order);
-    return { status: 200, body: this.orderView(order) };
-  }
-
-  private captureProblem(capture: unknown): string | undefined {
-    if (!isObject(capture)) return 'payment must be an object';
-    if (capture.capture !== 'automatic' && capture.capture !== 'manual') return 'payment.capture is invalid';
-    const options = capture.capture_options;
-    if (options === undefined)
-      return capture.capture === 'automatic' ? 'capture_options are required' : undefined;
-    if (!isObject(options)) return 'payment.capture_options must be an object';
-    const automatic = options.automatic_expiry_period;
-    const manual = options.manual_expiry_period ?? 7200;
-    if (
-      capture.capture === 'automatic' &&
-      (typeof automatic !== 'number' || !Number.isInteger(automatic) || automatic < 12)
-    ) {
-      return 'automatic_expiry_period must be at least 12 minutes';
-    }
-    if (
-      typeof manual !== 'number' ||
-      manual > 7200 ||
-      (typeof automatic === 'number' && manual < automatic)
-    ) {
-      return 'manual_expiry_period must be between automatic_expiry_period and 7200 minutes';
-    }
-    if (options.refund_speed !== 'normal' && options.refund_speed !== 'optimum')
-      return 'refund_speed is invalid';
-    return undefined;
   }
 
   /**
@@ -588,315 +348,6 @@ export class FakeRazorpay {
     return { order, amount };
   }
 
-  private createPayment(body: string): Answer {
-    const parsed = parseBody(body);
-    if ('refused' in parsed) return parsed.refused;
-    const input = parsed.input;
-    const extra = extraField(input, PAY_FIELDS);
-    if (extra) return error(400, `${extra} is/are not required and should not be sent`, { field: extra });
-    for (const field of [
-      'currency',
-      'order_id',
-      'email',
-      'contact',
-      'method',
-      'callback_url',
-      'ip',
-      'user_agent',
-    ]) {
-      if (typeof input[field] !== 'string' || input[field] === '') {
-        return error(400, `The ${field} field is required.`, { field });
-      }
-    }
-    const checked = this.orderForAttempt(input);
-    if ('status' in checked) return checked;
-    const { order, amount } = checked;
-    try {
-      const callback = new URL(input.callback_url as string);
-      if (callback.protocol !== 'http:' && callback.protocol !== 'https:') throw new Error('scheme');
-    } catch {
-      return error(400, 'The callback url format is invalid.', { field: 'callback_url' });
-    }
-    const method = input.method;
-    if (method !== 'netbanking' && method !== 'wallet') {
-      return error(400, 'Invalid payment method given', {
-        field: 'method',
-        reason: 'payment_method_not_enabled',
-      });
-    }
-    const bank = method === 'netbanking' ? input.bank : undefined;
-    const wallet = method === 'wallet' ? input.wallet : undefined;
-    if (method === 'netbanking' && (typeof bank !== 'string' || !BANKS.has(bank))) {
-      return error(400, 'Invalid bank code', { field: 'bank' });
-    }
-    if (method === 'wallet' && (typeof wallet !== 'string' || !WALLETS.has(wallet))) {
-      return error(400, 'Invalid wallet code', { field: 'wallet' });
-    }
-    if (typeof bank === 'string' && this.disabledBanks.has(bank)) {
-      return error(400, 'The bank is not enabled for the merchant', {
-        field: 'bank',
-        reason: 'bank_not_enabled',
-      });
-    }
-    const notes = notesOf(input.notes);
-    if (!notes) return error(400, 'The notes must be at most 15 short string values.', { field: 'notes' });
-    this.lastBrowser = {
-      ip: input.ip as string,
-      user_agent: input.user_agent as string,
-      referer: typeof input.referer === 'string' ? input.referer : null,
-    };
-    const payment: FakeRazorpayPayment = {
-      id: newId('pay'),
-      orderId: order.id,
-      amount,
-      currency: order.currency,
-      method,
-      bank: typeof bank === 'string' ? bank : null,
-      wallet: typeof wallet === 'string' ? wallet : null,
-      upi: null,
-      vpa: null,
-      email: input.email as string,
-      contact: input.contact as string,
-      description: typeof input.description === 'string' ? input.description : null,
-      notes,
-      callbackUrl: input.callback_url as string,
-      status: 'created',
-      captured: false,
-      error: null,
-      bankTransactionId: null,
-      createdAt: Math.floor(Date.now() / 1000),
-    };
-    this.payments.set(payment.id, payment);
-    order.attempts += 1;
-    order.status = 'attempted';
-    return {
-      status: 200,
-      body: {
-        razorpay_payment_id: payment.id,
-        next: [{ action: 'redirect', url: `${this.url}/bank/${payment.id}` }],
-      },
-    };
-  }
-
-  private listOrders(url: URL): Answer {
-    const receipt = url.searchParams.get('receipt');
-    const items = [...this.orders.values()]
-      .filter((order) => receipt === null || order.receipt === receipt)
-      .reverse()
-      .slice(0, Number(url.searchParams.get('count') ?? 10));
-    return {
-      status: 200,
-      body: { entity: 'collection', count: items.length, items: items.map((o) => this.orderView(o)) },
-    };
-  }
-
-  private fetchOrder(id: string): Answer {
-    const order = this.orders.get(id);
-    return order
-      ? { status: 200, body: this.orderView(order) }
-      : error(400, 'The id provided does not exist');
-  }
-
-  private orderPayments(id: string): Answer {
-    if (!this.orders.has(id)) return error(400, 'The id provided does not exist');
-    const items = this.paymentsFor(id).map((payment) => this.paymentView(payment));
-    return { status: 200, body: { entity: 'collection', count: items.length, items } };
-  }
-
-  private fetchPayment(id: string): Answer {
-    const payment = this.payments.get(id);
-    return payment
-      ? { status: 200, body: this.paymentView(payment) }
-      : error(400, 'The id provided does not exist');
-  }
-
-  private createRefund(paymentId: string, body: string, key: string | undefined): Answer {
-    if (key !== undefined) {
-      if (key.length < 10)
-        return error(400, 'The idempotency key must be at least 10 characters long.', { reason: 'NA' });
-      if (!/^[A-Za-z0-9_-]+$/.test(key)) {
-        return error(
-          400,
-          'The idempotency key must only contain alphanumeric characters, underscores, and hyphens',
-          {
-            reason: 'NA',
-          },
-        );
-      }
-      const seen = this.idempotency.get(key);
-      if (seen) {
-        if (seen.body !== body) {
-          return error(409, 'Different request with the same idempotency key has already been processed.', {
-            reason: 'NA',
-            source: 'NA',
-            step: 'NA',
-          });
-        }
-        const refund = this.refunds.get(seen.refundId);
-        if (refund) return { status: 200, body: this.refundView(refund) };
-      }
-    }
-    const parsed = parseBody(body);
-    if ('refused' in parsed) return parsed.refused;
-    const input = parsed.input;
-    const extra = extraField(input, REFUND_FIELDS);
-    if (extra) return error(400, `${extra} is/are not required and should not be sent`, { field: extra });
-    const payment = this.payments.get(paymentId);
-    if (!payment) return error(400, 'The id provided does not exist');
-    if (!payment.captured)
-      return error(400, 'Only captured payments can be refunded', { reason: 'input_validation_failed' });
-    const refunded = this.refundedAmount(payment);
-    if (refunded >= payment.amount) return error(400, 'The payment has been fully refunded already');
-    const amount = input.amount ?? payment.amount - refunded;
-    if (typeof amount !== 'number' || !Number.isInteger(amount))
-      return error(400, 'The amount must be an integer.');
-    if (amount < 100) return error(400, 'The amount must be at least INR 1.00', { field: 'amount' });
-    if (refunded + amount > payment.amount) {
-      return error(400, 'The refund amount provided is greater than amount captured', { field: 'amount' });
-    }
-    const speed = input.speed ?? 'normal';
-    if (speed !== 'normal' && speed !== 'optimum')
-      return error(400, 'The speed is invalid', { field: 'speed' });
-    const notes = notesOf(input.notes);
-    if (!notes) return error(400, 'The notes must be at most 15 short string values.', { field: 'notes' });
-    const refund: FakeRazorpayRefund = {
-      id: newId('rfnd'),
-      paymentId,
-      amount,
-      currency: payment.currency,
-      receipt: typeof input.receipt === 'string' ? input.receipt : null,
-      notes,
-      speedRequested: speed,
-      status: this.refundOutcome,
-      createdAt: Math.floor(Date.now() / 1000),
-    };
-    this.refunds.set(refund.id, refund);
-    if (key !== undefined) this.idempotency.set(key, { body, refundId: refund.id });
-    this.markRefunded(payment);
-    return { status: 200, body: this.refundView(refund) };
-  }
-
-  private paymentRefunds(paymentId: string): Answer {
-    if (!this.payments.has(paymentId)) return error(400, 'The id provided does not exist');
-    const items = [...this.refunds.values()]
-      .filter((refund) => refund.paymentId === paymentId)
-      .map((refund) => this.refundView(refund));
-    return { status: 200, body: { entity: 'collection', count: items.length, items } };
-  }
-
-  private fetchRefund(id: string, paymentId?: string): Answer {
-    const refund = this.refunds.get(id);
-    if (!refund || (paymentId !== undefined && refund.paymentId !== paymentId)) {
-      return error(400, 'The id provided does not exist');
-    }
-    return { status: 200, body: this.refundView(refund) };
-  }
-
-  private refundedAmount(payment: FakeRazorpayPayment): number {
-    return [...this.refunds.values()]
-      .filter((refund) => refund.paymentId === payment.id && refund.status !== 'failed')
-      .reduce((sum, refund) => sum + refund.amount, 0);
-  }
-
-  private markRefunded(payment: FakeRazorpayPayment): void {
-    if (!payment.captured) return;
-    payment.status = this.refundedAmount(payment) >= payment.amount ? 'refunded' : 'captured';
-  }
-
-  private orderView(order: FakeRazorpayOrder) {
-    const paid = order.status === 'paid' ? order.amount : 0;
-    return {
-      id: order.id,
-      entity: 'order',
-      amount: order.amount,
-      amount_paid: paid,
-      amount_due: order.amount - paid,
-      currency: order.currency,
-      receipt: order.receipt,
-      offer_id: null,
-      status: order.status,
-      attempts: order.attempts,
-      // Razorpay answers an empty notes object as a list.
-      notes: Object.keys(order.notes).length ? order.notes : [],
-      created_at: order.createdAt,
-    };
-  }
-
-  private paymentView(payment: FakeRazorpayPayment) {
-    const refunded = this.refundedAmount(payment);
-    const fee = payment.captured ? Math.round(payment.amount * 0.02) : null;
-    return {
-      id: payment.id,
-      entity: 'payment',
-      amount: payment.amount,
-      currency: payment.currency,
-      status: payment.status,
-      order_id: payment.orderId,
-      invoice_id: null,
-      international: false,
-      method: payment.method,
-      amount_refunded: refunded,
-      refund_status: refunded === 0 ? null : refunded >= payment.amount ? 'full' : 'partial',
-      captured: payment.captured,
-      description: payment.description,
-      card_id: null,
-      bank: payment.bank,
-      wallet: payment.wallet,
-      vpa: payment.vpa,
-      email: payment.email,
-      contact: payment.contact,
-      notes: Object.keys(payment.notes).length ? payment.notes : [],
-      // The fee includes the tax (18% GST on it).
-      fee,
-      tax: fee === null ? null : Math.round((fee * 18) / 118),
-      error_code: payment.error?.code ?? null,
-      error_description: payment.error?.description ?? null,
-      error_source: payment.error?.source ?? null,
-      error_step: payment.error?.step ?? null,
-      error_reason: payment.error?.reason ?? null,
-      acquirer_data:
-        payment.method === 'upi'
-          ? { rrn: payment.bankTransactionId }
-          : payment.method === 'netbanking'
-            ? { bank_transaction_id: payment.bankTransactionId }
-            : { transaction_id: payment.bankTransactionId },
-      ...(payment.upi
-        ? { upi: { payer_account_type: 'bank_account', vpa: payment.vpa, flow: payment.upi.flow } }
-        : {}),
-      created_at: payment.createdAt,
-    };
-  }
-
-  private refundView(refund: FakeRazorpayRefund) {
-    return {
-      id: refund.id,
-      entity: 'refund',
-      amount: refund.amount,
-      currency: refund.currency,
-      payment_id: refund.paymentId,
-      notes: Object.keys(refund.notes).length ? refund.notes : [],
-      receipt: refund.receipt,
-      acquirer_data: { arn: refund.status === 'processed' ? `ARN${refund.id.slice(5)}` : null },
-      created_at: refund.createdAt,
-      batch_id: null,
-      status: refund.status,
-      speed_processed:
-        refund.speedRequested === 'optimum' && refund.status === 'processed' ? 'instant' : 'normal',
-      speed_requested: refund.speedRequested,
-    };
-  }
-
-  private bankPage(payment: FakeRazorpayPayment): string {
-    const instrument = payment.bank ?? payment.wallet ?? '';
-    return `<!DOCTYPE html><html><head><title>Razorpay (fake) bank</title></head><body>
-<h1>${escapeHtml(instrument)}</h1><p id="amount">${payment.amount} ${escapeHtml(payment.currency)}</p>
-<form method="POST" action="/bank/${payment.id}/decide">
-<button type="submit" name="choice" value="success">Success</button>
-<button type="submit" name="choice" value="failure">Failure</button>
-<button type="submit" name="choice" value="cancel">Cancel</button>
-</form></body></html>`;
-  }
-
   /** The fields the browser carries back to `callback_url`, as Razorpay posts them. */
   returnFields(payment: FakeRazorpayPayment): Record<string, string> {
     if (payment.status === 'authorized' || payment.status === 'captured') {
@@ -921,14 +372,5 @@ export class FakeRazorpay {
       'error[reason]': failure.reason,
       'error[metadata]': JSON.stringify({ payment_id: payment.id, order_id: payment.orderId }),
     };
-  }
-
-  /** Sends the browser back to the merchant's server by an auto-submitting POST. */
-  private returnPage(payment: FakeRazorpayPayment): string {
-    const inputs = Object.entries(this.returnFields(payment))
-      .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
-      .join('');
-    return `<!DOCTYPE html><html><body><form id="back" method="POST" action="${escapeHtml(payment.callbackUrl)}">${inputs}</form>
-<script>document.getElementById('back').submit();</script></body></html>`;
   }
 }
