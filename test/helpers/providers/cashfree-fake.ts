@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { type LocalServer, serveLocally } from '../local-server.js';
+import { type CashfreeFakeBook, createOrder, createRefund, startPayment } from './cashfree-fake-api.js';
+import { decideAtBank, decideInUpiApp } from './cashfree-fake-customer.js';
 import {
   type Answer,
   bankPage,
@@ -14,16 +16,11 @@ import {
   type FakeCashfreePayment,
   type FakeCashfreeRefund,
   orderView,
-  PHONE,
-  paiseOf,
   paymentView,
-  readPaymentMethod,
   refundView,
-  rupees,
   type SentCashfreeWebhook,
   webhookOf,
 } from './cashfree-fake-model.js';
-import { CASHFREE_FAKE_PAYER_VPA, fakeRrn, UPI_DECLINE, upiPayData } from './cashfree-fake-upi.js';
 
 /**
  * A fake of the Cashfree Payment Gateway (API version 2023-08-01) that runs in the test process, so
@@ -35,7 +32,8 @@ import { CASHFREE_FAKE_PAYER_VPA, fakeRrn, UPI_DECLINE, upiPayData } from './cas
  * base64(HMAC-SHA256(timestamp + body)) with a millisecond timestamp, and refunds keyed by the
  * merchant's `refund_id`. Tests can make it misbehave the ways real providers do. UPI
  * (`payment_method.upi`: link, qrcode, collect) is in cashfree-fake-upi.ts; its simulated
- * customer approves or declines in their app (`upiCustomer`).
+ * customer approves or declines in their app (`upiCustomer`). The answers to the API's writes are
+ * in cashfree-fake-api.ts, the customer's decisions in cashfree-fake-customer.ts.
  *
  * Its bank codes and wallet providers are its own lists (from Cashfree's documentation), not the
  * connector's tables, so a wrong row in those is caught here.
@@ -136,6 +134,19 @@ export class FakeCashfree {
     }
   }
 
+  /** The fake as its API answers and its simulated customer see it. */
+  private get book(): CashfreeFakeBook {
+    return {
+      orders: this.orders,
+      refunds: this.refunds,
+      disabledBanks: this.disabledBanks,
+      refundOutcome: this.refundOutcome,
+      origin: this.origin,
+      now: () => this.now(),
+      next: () => ++this.counter,
+    };
+  }
+
   private async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', this.origin);
     const chunks: Buffer[] = [];
@@ -217,10 +228,14 @@ export class FakeCashfree {
       }
     | undefined {
     if (method === 'POST' && path === '/pg/orders') {
-      return { endpoint: 'create', call: 'POST /pg/orders', act: (body) => this.createOrder(body) };
+      return { endpoint: 'create', call: 'POST /pg/orders', act: (body) => createOrder(this.book, body) };
     }
     if (method === 'POST' && path === '/pg/orders/sessions') {
-      return { endpoint: 'pay', call: 'POST /pg/orders/sessions', act: (body) => this.pay(body) };
+      return {
+        endpoint: 'pay',
+        call: 'POST /pg/orders/sessions',
+        act: (body) => startPayment(this.book, body),
+      };
     }
     const match = /^\/pg\/orders\/([^/]+)(?:\/(payments|refunds)(?:\/([^/]+))?)?$/.exec(path);
     if (!match) return undefined;
@@ -253,7 +268,7 @@ export class FakeCashfree {
       return {
         endpoint: 'refund',
         call: 'POST /pg/orders/:id/refunds',
-        act: (body) => (order ? this.createRefund(order, body) : notFound()),
+        act: (body) => (order ? createRefund(this.book, order, body) : notFound()),
       };
     }
     if (method === 'GET' && match[2] === 'refunds' && match[3]) {
@@ -272,177 +287,6 @@ export class FakeCashfree {
     return undefined;
   }
 
-  private createOrder(text: string): Answer {
-    let input: Record<string, unknown>;
-    try {
-      input = JSON.parse(text);
-    } catch {
-      return error(400, 'request_failed', 'request body is not JSON');
-    }
-    const orderId = input.order_id;
-    if (typeof orderId !== 'string' || !/^[A-Za-z0-9_-]{3,45}$/.test(orderId)) {
-      return error(400, 'order_id_invalid', 'order_id : alphanumeric, _ and -, 3 to 45 characters');
-    }
-    const amount = paiseOf(input.order_amount);
-    if (amount === undefined || amount < 100) {
-      return error(
-        400,
-        'order_amount_invalid',
-        'order_amount : a number of at least 1 with up to two decimals',
-      );
-    }
-    if (input.order_currency !== 'INR') return error(400, 'order_currency_invalid', 'order_currency : INR');
-    const customer = input.customer_details as Record<string, unknown> | undefined;
-    if (!customer || typeof customer !== 'object') {
-      return error(400, 'customer_details_missing', 'customer_details : is required');
-    }
-    if (typeof customer.customer_id !== 'string' || !/^[A-Za-z0-9]{1,50}$/.test(customer.customer_id)) {
-      return error(400, 'customer_id_invalid', 'customer_details.customer_id : alphanumeric only');
-    }
-    if (typeof customer.customer_phone !== 'string' || !PHONE.test(customer.customer_phone)) {
-      return error(400, 'customer_phone_invalid', 'customer_details.customer_phone : is invalid');
-    }
-    if (customer.customer_email !== undefined && !/^[^@\s]+@[^@\s]+$/.test(String(customer.customer_email))) {
-      return error(400, 'customer_email_invalid', 'customer_details.customer_email : is invalid');
-    }
-    const returnUrl = (input.order_meta as Record<string, unknown> | undefined)?.return_url;
-    if (typeof returnUrl !== 'string' || returnUrl.length > 250 || !/^https?:\/\//.test(returnUrl)) {
-      return error(400, 'return_url_invalid', 'order_meta.return_url : an http(s) URL up to 250 characters');
-    }
-    if (this.ordersFor(orderId).length > 0) {
-      return error(409, 'order_already_exists', 'order with same id is already present');
-    }
-    const order: FakeCashfreeOrder = {
-      cfOrderId: String(2_149_460_000 + ++this.counter),
-      orderId,
-      amount,
-      currency: 'INR',
-      customer,
-      returnUrl,
-      status: 'ACTIVE',
-      sessionId: `session_${randomBytes(24).toString('base64url')}`,
-      payments: [],
-      createdAt: this.now().toISOString(),
-    };
-    this.orders.push(order);
-    return { status: 200, body: orderView(order) };
-  }
-
-  private async pay(text: string): Promise<Answer> {
-    let input: Record<string, unknown>;
-    try {
-      input = JSON.parse(text);
-    } catch {
-      return error(400, 'request_failed', 'request body is not JSON');
-    }
-    const order = this.orders.find((o) => o.sessionId === input.payment_session_id);
-    if (!order)
-      return error(400, 'payment_session_id_invalid', 'payment_session_id is not present or is invalid');
-    if (order.status !== 'ACTIVE') return error(400, 'order_inactive', 'order is not active');
-    const chosen = readPaymentMethod(input.payment_method, this.disabledBanks);
-    if ('status' in chosen) return chosen;
-    const payment: FakeCashfreePayment = {
-      cfPaymentId: String(5_114_910_000 + ++this.counter),
-      amount: order.amount,
-      method: chosen,
-      status: 'NOT_ATTEMPTED',
-      bankReference: null,
-      error: null,
-      time: this.now().toISOString(),
-      completionTime: null,
-    };
-    order.payments.push(payment);
-    if ('upi' in chosen) {
-      return {
-        status: 200,
-        body: {
-          payment_method: 'upi',
-          channel: chosen.upi.channel,
-          action: 'custom',
-          cf_payment_id: payment.cfPaymentId,
-          payment_amount: rupees(payment.amount),
-          data: await upiPayData(chosen, payment.cfPaymentId, payment.amount),
-        },
-      };
-    }
-    const page = `${this.origin}/bank/${payment.cfPaymentId}`;
-    return {
-      status: 200,
-      body: {
-        payment_method: 'netbanking' in chosen ? 'netbanking' : 'app',
-        channel: 'link',
-        action: 'link',
-        cf_payment_id: payment.cfPaymentId,
-        payment_amount: rupees(payment.amount),
-        // Net banking is entered by a POST of fields, wallets by a GET link: both shapes Cashfree uses.
-        data:
-          'netbanking' in chosen
-            ? {
-                url: page,
-                payload: {
-                  cf_payment_id: payment.cfPaymentId,
-                  bank: String(chosen.netbanking.netbanking_bank_code),
-                },
-                content_type: 'application/x-www-form-urlencoded',
-                method: 'post',
-              }
-            : {
-                url: `${page}?provider=${chosen.app.provider}`,
-                payload: null,
-                content_type: null,
-                method: 'get',
-              },
-      },
-    };
-  }
-
-  private createRefund(order: FakeCashfreeOrder, text: string): Answer {
-    let input: Record<string, unknown>;
-    try {
-      input = JSON.parse(text);
-    } catch {
-      return error(400, 'request_failed', 'request body is not JSON');
-    }
-    const refundId = input.refund_id;
-    if (typeof refundId !== 'string' || !/^[A-Za-z0-9_-]{3,40}$/.test(refundId)) {
-      return error(400, 'refund_id_invalid', 'refund_id : 3 to 40 characters');
-    }
-    const amount = paiseOf(input.refund_amount);
-    if (amount === undefined || amount < 1) {
-      return error(400, 'refund_amount_invalid', 'refund_amount : a positive number with up to two decimals');
-    }
-    const speed = input.refund_speed ?? 'STANDARD';
-    if (speed !== 'STANDARD' && speed !== 'INSTANT') {
-      return error(400, 'refund_speed_invalid', 'refund_speed : STANDARD or INSTANT');
-    }
-    if (this.refunds.some((refund) => refund.orderId === order.orderId && refund.refundId === refundId)) {
-      return error(409, 'refund_already_exists', 'refund with same refund_id is already present');
-    }
-    const paid = order.payments.find((payment) => payment.status === 'SUCCESS');
-    if (!paid) return error(400, 'order_not_paid', 'only a paid order can be refunded');
-    const refunded = this.refunds
-      .filter(
-        (refund) =>
-          refund.orderId === order.orderId && refund.status !== 'CANCELLED' && refund.status !== 'FAILED',
-      )
-      .reduce((sum, refund) => sum + refund.amount, 0);
-    if (refunded + amount > paid.amount) {
-      return error(400, 'refund_amount_invalid', 'refund_amount is more than what is left to refund');
-    }
-    const refund: FakeCashfreeRefund = {
-      cfRefundId: String(41_805_000 + ++this.counter),
-      refundId,
-      orderId: order.orderId,
-      cfPaymentId: paid.cfPaymentId,
-      amount,
-      speed,
-      status: this.refundOutcome,
-      createdAt: this.now().toISOString(),
-    };
-    this.refunds.push(refund);
-    return { status: 200, body: refundView(refund, this.now()) };
-  }
-
   private findPayment(
     cfPaymentId: string,
   ): { order: FakeCashfreeOrder; payment: FakeCashfreePayment } | undefined {
@@ -454,8 +298,8 @@ export class FakeCashfree {
   }
 
   /**
-   * The customer's choice at the bank: `success`, `failure` (declined by the bank), `pending` (the
-   * bank has not decided) or `drop` (the customer left). Then the webhook and the browser's return.
+   * The customer's choice at the bank (cashfree-fake-customer.ts), then the webhook and the
+   * browser's return.
    */
   private async decide(
     order: FakeCashfreeOrder,
@@ -463,34 +307,11 @@ export class FakeCashfree {
     choice: string,
     response: http.ServerResponse,
   ): Promise<void> {
-    if (payment.status === 'NOT_ATTEMPTED' || payment.status === 'PENDING') {
-      const at = this.now().toISOString();
-      if (choice === 'success') {
-        payment.status = 'SUCCESS';
-        payment.bankReference = `${Date.now() % 1_000_000_000_000}${++this.counter}`;
-        payment.completionTime = at;
-        order.status = 'PAID';
-      } else if (choice === 'failure') {
-        payment.status = 'FAILED';
-        payment.bankReference = `${Date.now() % 1_000_000_000_000}${++this.counter}`;
-        payment.error = {
-          error_code: 'TRANSACTION_DECLINED',
-          error_description: 'transaction is rejected at the remitter bank end',
-          error_reason: 'bank_rejected',
-          error_source: 'bank',
-        };
-        payment.completionTime = at;
-      } else if (choice === 'drop') {
-        payment.status = 'USER_DROPPED';
-        payment.completionTime = at;
-      } else if (choice === 'pending') {
-        payment.status = 'PENDING';
-      } else {
-        response
-          .writeHead(400, { 'content-type': 'text/plain' })
-          .end('choose success, failure, pending or drop');
-        return;
-      }
+    if (!decideAtBank(this.book, order, payment, choice)) {
+      response
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('choose success, failure, pending or drop');
+      return;
     }
     // Cashfree sends webhooks for success, failure and a dropped payment; none for a pending one.
     const final = payment.status !== 'PENDING';
@@ -545,24 +366,7 @@ export class FakeCashfree {
    * once the order's next status poll is answered (the promise settles then), `none` never.
    */
   async upiCustomer(orderId: string, action: 'approve' | 'decline'): Promise<void> {
-    const order = this.ordersFor(orderId)[0];
-    const payment = order?.payments
-      .filter((attempt) => 'upi' in attempt.method && attempt.status === 'NOT_ATTEMPTED')
-      .at(-1);
-    if (!order || !payment || !('upi' in payment.method))
-      throw new Error(`no UPI attempt waits on ${orderId}`);
-    const at = this.now().toISOString();
-    payment.completionTime = at;
-    payment.bankReference = fakeRrn(++this.counter);
-    if (action === 'approve') {
-      payment.status = 'SUCCESS';
-      // The payer: the collect request's VPA, or the VPA the customer's app paid a link from.
-      payment.method.upi.upi_id ??= CASHFREE_FAKE_PAYER_VPA;
-      order.status = 'PAID';
-    } else {
-      payment.status = 'FAILED';
-      payment.error = { ...UPI_DECLINE };
-    }
+    const order = decideInUpiApp(this.book, orderId, action);
     // Where webhooks go when the customer decided (a test may point them elsewhere meanwhile).
     const url = this.webhookUrl;
     if (this.webhookTiming === 'before' || this.webhookTiming === 'instead') {
