@@ -1,0 +1,264 @@
+import { beforeAll, expect, it } from 'vitest';
+import { upiMethods } from '../../src/modules/methods/methods.js';
+import { CUSTOMER, checkoutHelpers } from '../helpers/checkout.js';
+import { dashboardHelpers, Visitor } from '../helpers/dashboard-visitor.js';
+import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { choose, createPayment, openPage } from '../helpers/payments.js';
+import { drain } from '../helpers/webhook-events.js';
+
+/**
+ * The dashboard's payment pages: filters, search and the CSV export, UPI details, events and
+ * deliveries with Resend and Refund, and the cost of a page of a 10,000-payment account.
+ */
+describeEachDatabase('dashboard', (harness) => {
+  let merchant: TestAccount;
+  let email: string;
+  const { nextAddress, userFor, signedIn, captured } = dashboardHelpers(harness, () => ({ merchant, email }));
+
+  beforeAll(async () => {
+    merchant = await harness().merchant('Dashboard Shop');
+    email = await userFor(merchant);
+  });
+
+  it('lists payments with filters and search, pages through them, and exports the filtered list as the API lists it', async () => {
+    const shop = await harness().merchant('Filter Shop');
+    const visitor = await signedIn(shop);
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++)
+      made.push((await captured(shop, { email: `buyer${i}@example.com` })).paymentId);
+    const walletPayment = (
+      await createPayment(harness(), shop, { method: 'wallet', bank: undefined, wallet: 'PAYZAPP' })
+    ).paymentId;
+
+    const all = await visitor.request('GET', '/dashboard/payments/');
+    for (const id of [...made, walletPayment]) expect(all.body).toContain(id);
+    const capturedOnly = await visitor.request(
+      'GET',
+      '/dashboard/payments/?status=captured&method=netbanking',
+    );
+    expect(capturedOnly.body).not.toContain(walletPayment);
+    for (const id of made) expect(capturedOnly.body).toContain(id);
+    const byEmail = await visitor.request('GET', '/dashboard/payments/?q=buyer1%40example.com');
+    expect(byEmail.body).toContain(made[1]);
+    expect(byEmail.body).not.toContain(made[0]);
+    const byId = await visitor.request('GET', `/dashboard/payments/?q=${made[2]}`);
+    expect(byId.body).toContain(made[2]);
+    expect(byId.body).not.toContain(made[0]);
+    const byWallet = await visitor.request('GET', '/dashboard/payments/?wallet=PAYZAPP');
+    expect(byWallet.body).toContain(walletPayment);
+    expect(byWallet.body).not.toContain(made[0]);
+    const bad = await visitor.request('GET', '/dashboard/payments/?status=paid');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers['content-type']).toMatch(/^text\/html/);
+
+    const csv = await visitor.request('GET', '/dashboard/payments/export.csv?status=captured');
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    const api = await harness().request('GET', '/v1/payments/?status=captured&limit=100', { auth: shop });
+    const lines = csv.body.trim().split('\r\n');
+    expect(lines[0]).toMatch(/^id,order_id,amount,currency,status/);
+    expect(lines.slice(1).map((line) => line.split(',')[0])).toEqual(
+      api.json().data.map((payment: { id: string }) => payment.id),
+    );
+    expect(lines.slice(1).map((line) => line.split(',')[2])).toEqual(
+      api.json().data.map((payment: { amount: number }) => String(payment.amount)),
+    );
+  });
+
+  it('filters UPI payments and shows their flow and masked UPI id, never the whole id', async () => {
+    const shop = await harness().merchant('UPI Shop');
+    const { methods } = harness().container.services;
+    const current = await methods.get(shop.id, 'test');
+    await methods.set(harness().container.db, shop.id, 'test', { ...current, upi: upiMethods(true, true) });
+    const visitor = await signedIn(shop);
+    const netbanking = (await captured(shop)).paymentId;
+    const upi = { method: 'upi', bank: undefined, return_url: undefined };
+    const intent = (await createPayment(harness(), shop, { ...upi, upi: { flow: 'intent' } })).paymentId;
+    const collect = (
+      await createPayment(harness(), shop, { ...upi, upi: { flow: 'collect', vpa: 'asha.rao@okaxis' } })
+    ).paymentId;
+
+    const list = await visitor.request('GET', '/dashboard/payments/?method=upi');
+    expect(list.statusCode).toBe(200);
+    expect(list.body).toContain('<option selected>upi</option>');
+    expect(list.body).not.toContain(netbanking);
+    expect(list.body).toContain(intent);
+    expect(list.body).toContain('upi · intent');
+    expect(list.body).toContain('upi · collect · as******@okaxis');
+    expect(list.body).not.toContain('asha.rao@okaxis');
+
+    const detail = await visitor.request('GET', `/dashboard/payments/${collect}/`);
+    expect(detail.body).toMatch(/<dt>UPI flow<\/dt><dd>collect<\/dd>/);
+    expect(detail.body).toMatch(/<dt>Request to<\/dt><dd>as\*{6}@okaxis<\/dd>/);
+    expect(detail.body).toMatch(/<dt>Expires<\/dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/dd>/);
+    expect(detail.body).not.toContain('<dt>Bank</dt>');
+    expect(detail.body).not.toContain('asha.rao@okaxis');
+
+    const settings = await visitor.request('GET', '/dashboard/settings/');
+    expect(settings.body).toMatch(/<dt>UPI<\/dt><dd>intent and QR, collect<\/dd>/);
+  });
+
+  it('shows a payment with its events and deliveries; Resend makes a new delivery; Refund ends processed', async () => {
+    const visitor = await signedIn();
+    const endpoint = await harness().request('POST', '/v1/webhooks/', {
+      auth: merchant,
+      json: { url: 'http://127.0.0.1:9/never', enabled_events: ['payment.captured'] },
+    });
+    expect(endpoint.statusCode, endpoint.body).toBe(200);
+    const { paymentId } = await captured();
+    await drain(harness());
+
+    const detail = await visitor.request('GET', `/dashboard/payments/${paymentId}/`);
+    expect(detail.statusCode).toBe(200);
+    expect(detail.body).toContain('payment.captured');
+    expect(detail.body).toContain('data-delivery="msg_');
+    const eventId = /data-event="(evt_[^"]+)"/.exec(
+      detail.body.slice(detail.body.indexOf('payment.captured') - 400),
+    )?.[1];
+    expect(eventId).toBeDefined();
+    const attempts = async () =>
+      Number(
+        (
+          await harness().container.db.query<{ n: string }>(
+            'SELECT count(*) AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.event_id = $1',
+            [eventId],
+          )
+        )[0]!.n,
+      );
+    const before = await attempts();
+    expect(before).toBeGreaterThan(0);
+    const resent = await visitor.request('POST', `/dashboard/events/${eventId}/resend/`, {
+      csrf: visitor.csrf,
+    });
+    expect(resent.statusCode, resent.body).toBe(303);
+    await drain(harness());
+    expect(await attempts()).toBe(before + 1);
+
+    const refunded = await visitor.submit(
+      `/dashboard/payments/${paymentId}/`,
+      `/dashboard/payments/${paymentId}/refunds/`,
+      {
+        amount: 2000,
+      },
+    );
+    expect(refunded.statusCode, refunded.body).toBe(303);
+    expect(refunded.headers.location).toBe(`/dashboard/payments/${paymentId}/?done=refunded`);
+    harness().clock.advance(120_000);
+    await harness().container.jobs.refundSync.run(new AbortController().signal);
+    const refunds = await harness().request('GET', `/v1/payments/${paymentId}/refunds/`, { auth: merchant });
+    expect(refunds.json().data).toMatchObject([{ amount: 2000, status: 'processed' }]);
+    const after = await visitor.request('GET', `/dashboard/payments/${paymentId}/?done=refunded`);
+    expect(after.body).toContain('Refund created.');
+    expect(after.body).toContain('processed');
+  });
+
+  it('shows the checkout session a payment was started from, and no such row on an S2S payment', async () => {
+    const visitor = await signedIn();
+    const session = await checkoutHelpers(harness).session(merchant);
+    const started = await harness().container.services.checkout.startPayment(session.id, {
+      method: 'netbanking',
+      bank: 'ICIC',
+      ...CUSTOMER,
+    });
+    const detail = await visitor.request('GET', `/dashboard/payments/${started.payment_id}/`);
+    expect(detail.statusCode, detail.body).toBe(200);
+    expect(detail.body).toContain(
+      `<dt>Checkout session</dt><dd><span class="mono">${session.id}</span></dd>`,
+    );
+
+    const { paymentId } = await createPayment(harness(), merchant);
+    const s2s = await visitor.request('GET', `/dashboard/payments/${paymentId}/`);
+    expect(s2s.statusCode, s2s.body).toBe(200);
+    expect(s2s.body).not.toContain('Checkout session');
+  });
+
+  it('answers a page of a 10,000-payment account as fast as a small one: lists are paged, never loaded whole', async () => {
+    const shop = await harness().merchant('Busy Shop');
+    const visitor = await signedIn(shop);
+    const { paymentId } = await createPayment(harness(), shop);
+    await choose(harness(), paymentId, await openPage(harness(), paymentId), 'failure');
+    // 9,999 more failed payments like it (ids sort after it), copied in one statement.
+    const columns = (
+      await harness().container.db.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns
+          WHERE table_schema = 'public' AND table_name = 'payments' ORDER BY ordinal_position`,
+      )
+    ).map((row) => row.column_name);
+    const copied = columns.map((column) =>
+      column === 'id'
+        ? `'pay_' || lpad(n::text, 26, '0')`
+        : column === 'created_at'
+          ? 'p.created_at + make_interval(secs => n)'
+          : `p."${column}"`,
+    );
+    await harness().container.db.query(
+      `INSERT INTO payments (${columns.map((column) => `"${column}"`).join(', ')})
+       SELECT ${copied.join(', ')} FROM payments p, generate_series(1, 9999) n WHERE p.id = $1`,
+      [paymentId],
+    );
+    const timed = async (url: string) => {
+      harness().queries.trips.length = 0;
+      const started = performance.now();
+      const response = await visitor.request('GET', url);
+      const ms = performance.now() - started;
+      expect(response.statusCode, `${url}: ${response.body.slice(0, 300)}`).toBe(200);
+      return { ms, response, trips: harness().queries.trips.length };
+    };
+    // Warm: plans and caches, as on a server that has been serving.
+    await timed('/dashboard/payments/');
+    for (const url of [
+      '/dashboard/payments/',
+      '/dashboard/',
+      '/dashboard/payments/?status=failed&method=netbanking',
+    ]) {
+      const { ms, response, trips } = await timed(url);
+      process.stdout.write(
+        `[dashboard] ${harness().kind} ${url} with 10,000 payments: ${ms.toFixed(0)} ms, ${trips} queries\n`,
+      );
+      expect(ms, url).toBeLessThan(1_000);
+      expect(trips, url).toBeLessThanOrEqual(4);
+      if (url.startsWith('/dashboard/payments/')) {
+        expect(response.body.match(/<tr>/g)).toHaveLength(26); // the heading and one page of 25
+        expect(response.body).toContain('Next page');
+      }
+    }
+  }, 60_000);
+
+  it('reads the deliveries of the payment page and the webhooks page in one statement, however many rows', async () => {
+    const shop = await harness().merchant('Round Trip Shop');
+    const visitor = new Visitor(harness, nextAddress());
+    expect((await visitor.login(await userFor(shop))).statusCode).toBe(303);
+    const addEndpoint = async (path: string) => {
+      const endpoint = await harness().request('POST', '/v1/webhooks/', {
+        auth: shop,
+        json: { url: `http://127.0.0.1:9/${path}`, enabled_events: ['payment.captured', 'payment.failed'] },
+      });
+      expect(endpoint.statusCode, endpoint.body).toBe(200);
+    };
+    const deliveryReads = async (path: string) => {
+      harness().queries.reset();
+      const response = await visitor.request('GET', path);
+      expect(response.statusCode, response.body).toBe(200);
+      const trips = harness().queries.trips.map((trip) => trip.text);
+      return {
+        trips: trips.length,
+        deliveries: trips.filter((text) => /FROM webhook_deliveries/.test(text)),
+      };
+    };
+
+    await addEndpoint('one');
+    const { paymentId } = await captured(shop);
+    await drain(harness());
+    const one = await deliveryReads('/dashboard/webhooks/');
+    for (const path of ['two', 'three', 'four']) await addEndpoint(path);
+    const { paymentId: second } = await captured(shop);
+    await drain(harness());
+    const four = await deliveryReads('/dashboard/webhooks/');
+    expect(four.deliveries).toHaveLength(1);
+    expect(four.trips).toBe(one.trips);
+
+    const detail = await deliveryReads(`/dashboard/payments/${paymentId}/`);
+    expect(detail.deliveries).toHaveLength(1);
+    expect((await deliveryReads(`/dashboard/payments/${second}/`)).trips).toBe(detail.trips);
+  });
+});
