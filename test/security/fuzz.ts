@@ -4,7 +4,7 @@ import qs from 'qs';
 import { expect } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/domain/errors.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
-import { HOSTILE_STRINGS } from './tables.js';
+import { HOSTILE_STRINGS } from './hostile-inputs.js';
 
 /**
  * Property-based fuzzing of one route: every generated request must get a non-5xx answer, every

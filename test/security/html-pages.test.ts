@@ -2,8 +2,8 @@ import { beforeAll, expect, it } from 'vitest';
 import { basicAuth, describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { proprietorBody } from '../helpers/onboarding.js';
 import { choose, createOrder, paymentBody } from '../helpers/payments.js';
+import { HOSTILE_STRINGS } from './hostile-inputs.js';
 import { SecretLedger } from './secrets.js';
-import { HOSTILE_STRINGS } from './tables.js';
 
 /**
  * The only HTML Kosh serves (the S2S `html_content`, the sandbox authentication page, the return

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { BANK, proprietorBody } from '../helpers/onboarding.js';
+import { HOSTILE_STRINGS } from './hostile-inputs.js';
 import { SecretLedger } from './secrets.js';
-import { HOSTILE_STRINGS, STRING_FIELD_ROUTES, type StringField } from './tables.js';
+import { STRING_FIELD_ROUTES, type StringField } from './string-fields.js';
 
 describeEachDatabase('security: injection', (harness) => {
   const ledger = new SecretLedger();

@@ -3,7 +3,7 @@ import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { proprietorBody } from '../helpers/onboarding.js';
 import { tenantDigest } from './fuzz.js';
 import { SecretLedger } from './secrets.js';
-import { type CreatedObject, PORTAL_MERCHANT_ACTIONS, TENANT_RESOURCES } from './tables.js';
+import { type CreatedObject, PORTAL_MERCHANT_ACTIONS, TENANT_RESOURCES } from './tenant-resources.js';
 
 describeEachDatabase('security: tenant and mode isolation', (harness) => {
   const ledger = new SecretLedger();

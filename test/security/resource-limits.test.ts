@@ -1,8 +1,8 @@
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { recordEvent } from '../helpers/webhook-events.js';
+import { HOSTILE_BODIES } from './hostile-inputs.js';
 import { SecretLedger } from './secrets.js';
-import { HOSTILE_BODIES } from './tables.js';
 
 /** Generous for a loaded CI machine; a quadratic or unbounded path takes far longer than this. */
 const BOUND_MS = 2_000;
