@@ -1,5 +1,5 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditPage, BROWSER_TEST_TIMEOUT_MS, overflowWidth } from '../helpers/browser.js';
 import { CUSTOMER } from '../helpers/checkout.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
@@ -7,8 +7,6 @@ import type { Harness, TestAccount } from '../helpers/harness.js';
 import { createOrder } from '../helpers/payments.js';
 import { decodeQr } from '../helpers/qr.js';
 import { type ShopInBrowser, startShopInBrowser } from '../helpers/shop-in-browser.js';
-
-vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
 /**
  * The database the walks run on: the page and what it does do not depend on it (every choice,
@@ -39,7 +37,7 @@ async function tabTo(page: Page, selector: string): Promise<void> {
  * signed return each time. An expired link refuses.
  */
 for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_ON)) {
-  describe(`Kosh Checkout in a real browser [${kind}]`, () => {
+  describe(`Kosh Checkout in a real browser [${kind}]`, { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
     let harness: Harness;
     let context: BrowserContext;
     let shop: { url: string; close(): Promise<void> };

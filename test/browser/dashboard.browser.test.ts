@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapSandbox } from '../../src/cli/sandbox-credentials.js';
 import {
   BROWSER_TEST_TIMEOUT_MS,
@@ -18,8 +18,6 @@ import { proprietorBody } from '../helpers/onboarding.js';
 import { choose, createOrder, createPayment, openPage } from '../helpers/payments.js';
 import { drain } from '../helpers/webhook-events.js';
 import { TestReceiver } from '../helpers/webhook-receiver.js';
-
-vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WIDTHS = [1280, 375] as const;
@@ -45,7 +43,7 @@ interface AxeViolation {
  * checked with axe-core, and the API reference's "Try it out" is run.
  */
 for (const kind of DATABASE_KINDS) {
-  describe(`the dashboard in a real browser [${kind}]`, () => {
+  describe(`the dashboard in a real browser [${kind}]`, { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
     let harness: Harness;
     let browser: LaunchedBrowser;
     let page: Page;

@@ -1,5 +1,5 @@
 import type { BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReturn } from '../../src/modules/payments/return-signature.js';
 import {
   BROWSER_TEST_TIMEOUT_MS,
@@ -14,8 +14,6 @@ import { Fakepay } from '../helpers/fakepay/server.js';
 import { createHarness, type Harness, type TestAccount } from '../helpers/harness.js';
 import { paymentBody } from '../helpers/payments.js';
 import { freePort } from '../helpers/process.js';
-
-vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
 /**
  * A live payment walked by a real browser: Kosh's authentication page hands the browser to the
@@ -46,7 +44,7 @@ async function closing(what: string, close: () => Promise<unknown> | undefined):
 }
 
 for (const kind of DATABASE_KINDS) {
-  describe(`live payments in a real browser [${kind}]`, () => {
+  describe(`live payments in a real browser [${kind}]`, { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
     let fakepay: Fakepay;
     let harness: Harness;
     let browser: LaunchedBrowser;

@@ -1,5 +1,6 @@
-import type { BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import pLimit from 'p-limit';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, saveScreenshot } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
@@ -46,13 +47,15 @@ const WALKED = new Set(['ICIC', 'payzapp']);
  * Pages walked at once. Every page costs Chromium processes on two cores shared with two other test
  * files; at vitest's default of five, a walk that takes 3 s alone took up to 19 s while the CLI and
  * dashboard files ran beside it, and now and then more than the test's 30 s (docs/testing.md).
+ * The bound is the file's own: vitest's `maxConcurrency` is fixed once per worker process, and its
+ * workers run file after file.
  */
-vi.setConfig({ maxConcurrency: 3, testTimeout: BROWSER_TEST_TIMEOUT_MS });
+const PAGES_AT_ONCE = 3;
 
 for (const kind of DATABASE_KINDS) {
   // The cases are independent payments, each in its own page: they run at once (the browser and
   // the shop mostly wait: the shop's one-second auto-submit, the bank page, the return).
-  describe.concurrent(`payments in a real browser [${kind}]`, () => {
+  describe.concurrent(`payments in a real browser [${kind}]`, { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
     let harness: Harness;
     let context: BrowserContext;
     let shop: { url: string; close(): Promise<void> };
@@ -69,9 +72,20 @@ for (const kind of DATABASE_KINDS) {
       await setup?.close();
     });
 
-    it('fulfils the order once while its order.paid webhook is delivered three times', async () => {
-      const page = await context.newPage();
-      try {
+    const pages = pLimit(PAGES_AT_ONCE);
+    /** A walk in a page of its own, once one of the file's pages is free. */
+    const walk = (steps: (page: Page) => Promise<void>) =>
+      pages(async () => {
+        const page = await context.newPage();
+        try {
+          await steps(page);
+        } finally {
+          await page.close();
+        }
+      });
+
+    it('fulfils the order once while its order.paid webhook is delivered three times', () =>
+      walk(async (page) => {
         await page.goto(shop.url);
         await page.selectOption('#bank', 'ICIC');
         await page.click('#pay-netbanking');
@@ -106,10 +120,7 @@ for (const kind of DATABASE_KINDS) {
         expect(state.deliveries[event.id]).toBe(3);
         expect(state.shipments[orderId]).toBe(1);
         expect(state.fulfilled[orderId]?.event).toBe(event.id);
-      } finally {
-        await page.close();
-      }
-    });
+      }));
 
     for (const testCase of CASES) {
       // The outcomes are the payment core's, proven over HTTP on both databases: PostgreSQL walks
@@ -117,9 +128,8 @@ for (const kind of DATABASE_KINDS) {
       const choices =
         kind === 'postgres' ? CHOICES.slice(0, 2) : WALKED.has(testCase.code) ? CHOICES : CHOICES.slice(0, 3);
       for (const choice of choices) {
-        it(`${testCase.code.toUpperCase()} (${testCase.action}) → ${choice.button}`, async () => {
-          const page = await context.newPage();
-          try {
+        it(`${testCase.code.toUpperCase()} (${testCase.action}) → ${choice.button}`, () =>
+          walk(async (page) => {
             await page.goto(shop.url);
             const field = testCase.method === 'netbanking' ? '#bank' : '#wallet';
             await page.selectOption(field, testCase.code);
@@ -162,10 +172,7 @@ for (const kind of DATABASE_KINDS) {
             await page.goto(`${koshUrl}/v1/payments/${paymentId}/authentication/`);
             await page.waitForURL(`${shop.url}/return`);
             await expect(page.locator('#payment-status').textContent()).resolves.toBe(choice.payment);
-          } finally {
-            await page.close();
-          }
-        });
+          }));
       }
     }
   });

@@ -1,5 +1,5 @@
 import type { BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CASHFREE_ERRORS } from '../../src/connectors/cashfree/cashfree.tables.js';
 import { RAZORPAY_ERRORS } from '../../src/connectors/razorpay/razorpay.tables.js';
 import { verifyReturn } from '../../src/modules/payments/return-signature.js';
@@ -16,8 +16,6 @@ import { paymentBody } from '../helpers/payments.js';
 import { freePort } from '../helpers/process.js';
 import { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
 import { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
-
-vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
 
 /**
  * A merchant's live provider account walked by a real browser, for each provider (its local fake):
@@ -61,7 +59,9 @@ const PROVIDERS = [
 ] as const;
 
 for (const kind of DATABASE_KINDS) {
-  describe(`live payments through Cashfree and Razorpay in a real browser [${kind}]`, () => {
+  describe(`live payments through Cashfree and Razorpay in a real browser [${kind}]`, {
+    timeout: BROWSER_TEST_TIMEOUT_MS,
+  }, () => {
     let harness: Harness;
     let browser: LaunchedBrowser;
     let context: BrowserContext;

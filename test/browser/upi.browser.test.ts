@@ -1,16 +1,14 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upiMethods } from '../../src/modules/methods/methods.js';
 import { auditPage, BROWSER_TEST_TIMEOUT_MS } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import { decodeQr } from '../helpers/qr.js';
 import { type ShopInBrowser, startShopInBrowser } from '../helpers/shop-in-browser.js';
 
-vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
-
 /**
  * The database the walks run on: the pages and what they do do not depend on it (every UPI flow,
- * choice and deadline is proven over HTTP on both databases in test/integration/payments-upi.test.ts),
+ * choice and deadline is proven over HTTP on both databases in test/integration/payments-upi*.test.ts),
  * and Chromium is the costliest work in the suite (docs/testing.md, "Browser tests on two cores").
  */
 const RENDERED_ON = 'pglite';
@@ -22,7 +20,7 @@ const RENDERED_ON = 'pglite';
  * never touches again, follows the payment and posts the signed return to the shop.
  */
 for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_ON)) {
-  describe(`UPI in a real browser [${kind}]`, () => {
+  describe(`UPI in a real browser [${kind}]`, { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
     let context: BrowserContext;
     let shop: { url: string; close(): Promise<void> };
     let koshUrl: string;

@@ -27,7 +27,7 @@ const FLAGS = [
 export const STEP_TIMEOUT_MS = 15_000;
 
 /**
- * A browser test's whole limit (each browser file sets it with `vi.setConfig`): several steps'
+ * A browser test's whole limit (each browser file's outer `describe` sets it): several steps'
  * worth, so that when a test stalls, the step that stalled fails with its own message, and the
  * bare "Test timed out" is never what a browser test reports.
  */
