@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCashfreeConnector } from '../../src/connectors/cashfree/cashfree.connector.js';
 import type { Connector } from '../../src/connectors/connector.js';
 import { connectorPayment, connectorRefund } from '../helpers/connector-objects.js';
 import type { CashfreeFault, FakeCashfree } from '../helpers/providers/cashfree-fake.js';
-import {
-  cashfreeSteps,
-  resetCashfreeFake,
-  startCashfreeFake,
-  started,
-} from './support/cashfree-connector.js';
+import { cashfreeSteps, started, useCashfreeFake } from './support/cashfree-connector.js';
 
 /**
  * The Cashfree connector against FakeCashfree: answers that cannot be read (unknown, never failed)
@@ -19,16 +14,8 @@ describe('Cashfree connector against FakeCashfree', () => {
   let fake: FakeCashfree;
   let connector: Connector;
 
-  beforeAll(async () => {
-    ({ fake, connector } = await startCashfreeFake());
-  });
-
-  afterAll(async () => {
-    await fake.close();
-  });
-
-  beforeEach(() => {
-    resetCashfreeFake(fake);
+  useCashfreeFake((started) => {
+    ({ fake, connector } = started);
   });
 
   const { orderOf, pay } = cashfreeSteps(() => ({ fake, connector }));

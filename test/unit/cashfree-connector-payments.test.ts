@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCashfreeConnector } from '../../src/connectors/cashfree/cashfree.connector.js';
 import {
   CASHFREE_BANKS,
@@ -8,12 +8,7 @@ import {
 import type { Connector } from '../../src/connectors/connector.js';
 import { connectorPayment } from '../helpers/connector-objects.js';
 import type { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
-import {
-  cashfreeSteps,
-  resetCashfreeFake,
-  startCashfreeFake,
-  started,
-} from './support/cashfree-connector.js';
+import { cashfreeSteps, started, useCashfreeFake } from './support/cashfree-connector.js';
 
 /** The Cashfree connector against FakeCashfree: starting payments, their status and the return. */
 
@@ -21,16 +16,8 @@ describe('Cashfree connector against FakeCashfree', () => {
   let fake: FakeCashfree;
   let connector: Connector;
 
-  beforeAll(async () => {
-    ({ fake, connector } = await startCashfreeFake());
-  });
-
-  afterAll(async () => {
-    await fake.close();
-  });
-
-  beforeEach(() => {
-    resetCashfreeFake(fake);
+  useCashfreeFake((started) => {
+    ({ fake, connector } = started);
   });
 
   const { orderOf, visitBank, decide, pay } = cashfreeSteps(() => ({ fake, connector }));

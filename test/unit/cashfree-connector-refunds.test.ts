@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Connector } from '../../src/connectors/connector.js';
 import { connectorRefund } from '../helpers/connector-objects.js';
 import type { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
-import { cashfreeSteps, resetCashfreeFake, startCashfreeFake } from './support/cashfree-connector.js';
+import { cashfreeSteps, useCashfreeFake } from './support/cashfree-connector.js';
 
 /** The Cashfree connector against FakeCashfree: refunds, in full and in part, resent and refused. */
 
@@ -10,16 +10,8 @@ describe('Cashfree connector against FakeCashfree', () => {
   let fake: FakeCashfree;
   let connector: Connector;
 
-  beforeAll(async () => {
-    ({ fake, connector } = await startCashfreeFake());
-  });
-
-  afterAll(async () => {
-    await fake.close();
-  });
-
-  beforeEach(() => {
-    resetCashfreeFake(fake);
+  useCashfreeFake((started) => {
+    ({ fake, connector } = started);
   });
 
   const { pay } = cashfreeSteps(() => ({ fake, connector }));

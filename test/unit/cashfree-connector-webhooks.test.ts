@@ -5,12 +5,7 @@ import { createCashfreeConnector } from '../../src/connectors/cashfree/cashfree.
 import type { Connector } from '../../src/connectors/connector.js';
 import { connectorPayment } from '../helpers/connector-objects.js';
 import type { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
-import {
-  cashfreeSteps,
-  resetCashfreeFake,
-  startCashfreeFake,
-  started,
-} from './support/cashfree-connector.js';
+import { cashfreeSteps, started, useCashfreeFake } from './support/cashfree-connector.js';
 
 /** The Cashfree connector against FakeCashfree: its signed webhooks, read directly and sent over HTTP. */
 
@@ -18,16 +13,8 @@ describe('Cashfree connector against FakeCashfree', () => {
   let fake: FakeCashfree;
   let connector: Connector;
 
-  beforeAll(async () => {
-    ({ fake, connector } = await startCashfreeFake());
-  });
-
-  afterAll(async () => {
-    await fake.close();
-  });
-
-  beforeEach(() => {
-    resetCashfreeFake(fake);
+  useCashfreeFake((started) => {
+    ({ fake, connector } = started);
   });
 
   const { orderOf, visitBank, decide, pay } = cashfreeSteps(() => ({ fake, connector }));

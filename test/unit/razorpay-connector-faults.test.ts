@@ -1,11 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Connector, ConnectorPayment } from '../../src/connectors/connector.js';
 import { connectorRefund } from '../helpers/connector-objects.js';
-import {
-  FakeRazorpay,
-  type RazorpayEndpoint,
-  type RazorpayFault,
-} from '../helpers/providers/razorpay-fake.js';
+import type { FakeRazorpay, RazorpayEndpoint, RazorpayFault } from '../helpers/providers/razorpay-fake.js';
 import {
   atBank,
   BROWSER,
@@ -15,6 +11,7 @@ import {
   newPayment,
   reachBank,
   record,
+  useRazorpayFake,
 } from './support/razorpay-connector.js';
 
 /** The Razorpay connector against FakeRazorpay: unreadable answers and wrong credentials, never a failure. */
@@ -25,14 +22,8 @@ describe('Razorpay connector against FakeRazorpay', () => {
 
   const connectorFor = (overrides: Parameters<typeof connectorOn>[1] = {}) => connectorOn(fake, overrides);
 
-  beforeEach(async () => {
-    fake = await FakeRazorpay.start();
-    fake.timeoutMs = 2_500;
-    connector = connectorFor();
-  });
-
-  afterEach(async () => {
-    await fake.close();
+  useRazorpayFake((started) => {
+    ({ fake, connector } = started);
   });
 
   /** Kosh's path up to the bank: the order, then the payment once the browser is here. */

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Connector, ConnectorPayment } from '../../src/connectors/connector.js';
 import { createRazorpayConnector } from '../../src/connectors/razorpay/razorpay.connector.js';
 import {
@@ -6,7 +6,7 @@ import {
   RAZORPAY_ERRORS,
   RAZORPAY_WALLETS,
 } from '../../src/connectors/razorpay/razorpay.tables.js';
-import { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
+import type { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
 import {
   atBank,
   BROWSER,
@@ -16,6 +16,7 @@ import {
   newPayment,
   reachBank,
   record,
+  useRazorpayFake,
 } from './support/razorpay-connector.js';
 
 /** The Razorpay connector against FakeRazorpay: starting a payment, the bank, the return and the status. */
@@ -24,14 +25,8 @@ describe('Razorpay connector against FakeRazorpay', () => {
   let fake: FakeRazorpay;
   let connector: Connector;
 
-  beforeEach(async () => {
-    fake = await FakeRazorpay.start();
-    fake.timeoutMs = 2_500;
-    connector = connectorOn(fake);
-  });
-
-  afterEach(async () => {
-    await fake.close();
+  useRazorpayFake((started) => {
+    ({ fake, connector } = started);
   });
 
   /** Kosh's path up to the bank: the order, then the payment once the browser is here. */

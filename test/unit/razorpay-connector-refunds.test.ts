@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Connector, ConnectorPayment } from '../../src/connectors/connector.js';
 import { connectorRefund } from '../helpers/connector-objects.js';
-import { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
-import { atBank, connectorOn, reachBank, record } from './support/razorpay-connector.js';
+import type { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
+import { atBank, connectorOn, reachBank, record, useRazorpayFake } from './support/razorpay-connector.js';
 
 /** The Razorpay connector against FakeRazorpay: refunds, in full, in parts, resent and settled later. */
 
@@ -10,14 +10,8 @@ describe('Razorpay connector against FakeRazorpay', () => {
   let fake: FakeRazorpay;
   let connector: Connector;
 
-  beforeEach(async () => {
-    fake = await FakeRazorpay.start();
-    fake.timeoutMs = 2_500;
-    connector = connectorOn(fake);
-  });
-
-  afterEach(async () => {
-    await fake.close();
+  useRazorpayFake((started) => {
+    ({ fake, connector } = started);
   });
 
   /** Kosh's path up to the bank: the order, then the payment once the browser is here. */

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Connector, ConnectorPayment } from '../../src/connectors/connector.js';
-import { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
-import { atBank, connectorOn, reachBank } from './support/razorpay-connector.js';
+import type { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
+import { atBank, connectorOn, reachBank, useRazorpayFake } from './support/razorpay-connector.js';
 
 /** The Razorpay connector against FakeRazorpay: its signed webhooks, verified or refused. */
 
@@ -13,14 +13,8 @@ describe('Razorpay connector against FakeRazorpay', () => {
 
   const connectorFor = (overrides: Parameters<typeof connectorOn>[1] = {}) => connectorOn(fake, overrides);
 
-  beforeEach(async () => {
-    fake = await FakeRazorpay.start();
-    fake.timeoutMs = 2_500;
-    connector = connectorFor();
-  });
-
-  afterEach(async () => {
-    await fake.close();
+  useRazorpayFake((started) => {
+    ({ fake, connector } = started);
   });
 
   /** Kosh's path up to the bank: the order, then the payment once the browser is here. */

@@ -12,7 +12,6 @@ import {
 import {
   BANKS,
   type FakeRazorpayOrder,
-  type FakeRazorpayPayment,
   type FakeRazorpayRefund,
   markRefunded,
   ORDER_FIELDS,
@@ -21,6 +20,7 @@ import {
   paymentView,
   type RazorpayEndpoint,
   REFUND_FIELDS,
+  recordAttempt,
   refundedAmount,
   refundView,
   WALLETS,
@@ -226,30 +226,17 @@ function createPayment(fake: FakeRazorpay, body: string): Answer {
     user_agent: input.user_agent as string,
     referer: typeof input.referer === 'string' ? input.referer : null,
   };
-  const payment: FakeRazorpayPayment = {
+  const payment = recordAttempt(fake, order, input, {
     id: newId('pay'),
-    orderId: order.id,
     amount,
-    currency: order.currency,
     method,
     bank: typeof bank === 'string' ? bank : null,
     wallet: typeof wallet === 'string' ? wallet : null,
     upi: null,
     vpa: null,
-    email: input.email as string,
-    contact: input.contact as string,
-    description: typeof input.description === 'string' ? input.description : null,
     notes,
     callbackUrl: input.callback_url as string,
-    status: 'created',
-    captured: false,
-    error: null,
-    bankTransactionId: null,
-    createdAt: Math.floor(Date.now() / 1000),
-  };
-  fake.payments.set(payment.id, payment);
-  order.attempts += 1;
-  order.status = 'attempted';
+  });
   return {
     status: 200,
     body: {

@@ -151,6 +151,38 @@ export function markRefunded(
   payment.status = refundedAmount(refunds, payment) >= payment.amount ? 'refunded' : 'captured';
 }
 
+/**
+ * A payment attempt recorded, whatever its method: the payment kept with the customer's details
+ * from the request, the order counted as attempted.
+ */
+export function recordAttempt(
+  book: { payments: Map<string, FakeRazorpayPayment> },
+  order: FakeRazorpayOrder,
+  input: Record<string, unknown>,
+  attempt: Pick<
+    FakeRazorpayPayment,
+    'id' | 'amount' | 'method' | 'bank' | 'wallet' | 'upi' | 'vpa' | 'notes' | 'callbackUrl'
+  >,
+): FakeRazorpayPayment {
+  const payment: FakeRazorpayPayment = {
+    ...attempt,
+    orderId: order.id,
+    currency: order.currency,
+    email: input.email as string,
+    contact: input.contact as string,
+    description: typeof input.description === 'string' ? input.description : null,
+    status: 'created',
+    captured: false,
+    error: null,
+    bankTransactionId: null,
+    createdAt: Math.floor(Date.now() / 1000),
+  };
+  book.payments.set(payment.id, payment);
+  order.attempts += 1;
+  order.status = 'attempted';
+  return payment;
+}
+
 /** An order as Razorpay answers it. */
 export function orderView(order: FakeRazorpayOrder) {
   const paid = order.status === 'paid' ? order.amount : 0;

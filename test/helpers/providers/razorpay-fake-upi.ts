@@ -8,6 +8,7 @@ import {
   notesOf,
   parseBody,
 } from './razorpay-fake-common.js';
+import { recordAttempt } from './razorpay-fake-model.js';
 
 /**
  * The local Razorpay's S2S UPI payment (`POST /v1/payments/create/upi`), shaped after Razorpay's
@@ -109,30 +110,17 @@ export function createUpiPayment(fake: FakeRazorpay, body: string): Answer {
   if (!notes) return error(400, 'The notes must be at most 15 short string values.', { field: 'notes' });
   const id = newId('pay');
   const link = upi.flow === 'intent' ? intentLink(fake, { id, amount }) : null;
-  const payment: FakeRazorpayPayment = {
+  const payment = recordAttempt(fake, order, input, {
     id,
-    orderId: order.id,
     amount,
-    currency: order.currency,
     method: 'upi',
     bank: null,
     wallet: null,
     upi: { ...upi, link },
     vpa: upi.requestedVpa,
-    email: input.email as string,
-    contact: input.contact as string,
-    description: typeof input.description === 'string' ? input.description : null,
     notes,
     callbackUrl: typeof input.callback_url === 'string' ? input.callback_url : '',
-    status: 'created',
-    captured: false,
-    error: null,
-    bankTransactionId: null,
-    createdAt: Math.floor(Date.now() / 1000),
-  };
-  fake.payments.set(payment.id, payment);
-  order.attempts += 1;
-  order.status = 'attempted';
+  });
   return {
     status: 200,
     body: link === null ? { razorpay_payment_id: payment.id } : { razorpay_payment_id: payment.id, link },

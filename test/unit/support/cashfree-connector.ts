@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { createCashfreeConnector } from '../../../src/connectors/cashfree/cashfree.connector.js';
 import type {
   Connector,
@@ -21,7 +21,7 @@ export function started(result: InitiateResult) {
 }
 
 /** A FakeCashfree, and a connector on it with a 1 s timeout (the fake's `timeout` fault holds 2.5 s). */
-export async function startCashfreeFake(): Promise<{ fake: FakeCashfree; connector: Connector }> {
+async function startCashfreeFake(): Promise<{ fake: FakeCashfree; connector: Connector }> {
   const fake = await FakeCashfree.start();
   fake.timeoutMs = 2_500;
   const connector = createCashfreeConnector({
@@ -33,13 +33,33 @@ export async function startCashfreeFake(): Promise<{ fake: FakeCashfree; connect
 }
 
 /** The fake's settings back to what each test starts from. */
-export function resetCashfreeFake(fake: FakeCashfree): void {
+function resetCashfreeFake(fake: FakeCashfree): void {
   fake.faults = {};
   fake.refundOutcome = 'PENDING';
   fake.replayIdempotencyKeys = true;
   fake.webhookTiming = 'none';
   fake.webhookUrl = undefined;
   fake.disabledBanks.clear();
+}
+
+/**
+ * The hooks of a suite against FakeCashfree, registered where it is called: the fake and its
+ * connector started once and handed to `use`, the fake's settings reset before each test, the fake
+ * closed after the suite.
+ */
+export function useCashfreeFake(use: (started: { fake: FakeCashfree; connector: Connector }) => void): void {
+  let fake: FakeCashfree | undefined;
+  beforeAll(async () => {
+    const started = await startCashfreeFake();
+    fake = started.fake;
+    use(started);
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+  beforeEach(() => {
+    if (fake) resetCashfreeFake(fake);
+  });
 }
 
 /** A payment's steps through the fake; `current` is read at each call (the fake starts in `beforeAll`). */

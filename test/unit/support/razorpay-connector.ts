@@ -1,5 +1,5 @@
 import qs from 'qs';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import type {
   BrowserDetails,
   BrowserReturn,
@@ -11,7 +11,7 @@ import type {
 import { createRazorpayConnector } from '../../../src/connectors/razorpay/razorpay.connector.js';
 import { connectorPayment } from '../../helpers/connector-objects.js';
 import { unescapeHtml } from '../../helpers/html.js';
-import type { FakeRazorpay } from '../../helpers/providers/razorpay-fake.js';
+import { FakeRazorpay } from '../../helpers/providers/razorpay-fake.js';
 
 /**
  * What the Razorpay connector's tests against FakeRazorpay share (test/unit/razorpay-connector-*.test.ts):
@@ -121,4 +121,21 @@ export async function reachBank(connector: Connector, payment = newPayment()) {
   const next = continued.next;
   if (next.kind !== 'redirect') throw new Error(`expected a redirect, got ${next.kind}`);
   return { payment: atRazorpay, url: next.url };
+}
+
+/**
+ * The hooks of a suite against FakeRazorpay, registered where it is called: a fresh fake for each
+ * test (its `timeout` fault held 2.5 s, past the connector's 1 s) and a connector on it, handed to
+ * `use`; the fake closed after the test.
+ */
+export function useRazorpayFake(use: (started: { fake: FakeRazorpay; connector: Connector }) => void): void {
+  let fake: FakeRazorpay | undefined;
+  beforeEach(async () => {
+    fake = await FakeRazorpay.start();
+    fake.timeoutMs = 2_500;
+    use({ fake, connector: connectorOn(fake) });
+  });
+  afterEach(async () => {
+    await fake?.close();
+  });
 }
