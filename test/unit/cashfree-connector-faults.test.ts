@@ -14,8 +14,8 @@ describe('Cashfree connector against FakeCashfree', () => {
   let fake: FakeCashfree;
   let connector: Connector;
 
-  useCashfreeFake((started) => {
-    ({ fake, connector } = started);
+  useCashfreeFake((suite) => {
+    ({ fake, connector } = suite);
   });
 
   const { orderOf, pay } = cashfreeSteps(() => ({ fake, connector }));

@@ -22,8 +22,8 @@ describe('Razorpay connector against FakeRazorpay', () => {
 
   const connectorFor = (overrides: Parameters<typeof connectorOn>[1] = {}) => connectorOn(fake, overrides);
 
-  useRazorpayFake((started) => {
-    ({ fake, connector } = started);
+  useRazorpayFake((suite) => {
+    ({ fake, connector } = suite);
   });
 
   /** Kosh's path up to the bank: the order, then the payment once the browser is here. */

@@ -25,8 +25,8 @@ describe('Razorpay connector against FakeRazorpay', () => {
   let fake: FakeRazorpay;
   let connector: Connector;
 
-  useRazorpayFake((started) => {
-    ({ fake, connector } = started);
+  useRazorpayFake((suite) => {
+    ({ fake, connector } = suite);
   });
 
   /** Kosh's path up to the bank: the order, then the payment once the browser is here. */
