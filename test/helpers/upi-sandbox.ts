@@ -2,6 +2,12 @@ import { expect } from 'vitest';
 import type { Harness, TestAccount } from './harness.js';
 import { createOrder, eventsOf, paymentBody } from './payments.js';
 
+/**
+ * What the sandbox UPI suites (test/integration/payments-upi*.test.ts) share: a UPI payment's body
+ * and start, its form encoding, and the sandbox UPI app's choices and the status sync.
+ */
+
+/** A UPI start's next step, as the suites read it. */
 export interface Next {
   action: string;
   url?: string;
