@@ -5,6 +5,21 @@ import { KoshError } from '../domain/errors.js';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /**
+ * How a form body is read: bracket keys one level deep (`metadata[k]=v`), no arrays, at most 1,000
+ * fields, and objects without a prototype, so that keys such as `constructor` are plain data, never
+ * dropped. Too deep or too many is an error, not a silent cut.
+ */
+export const FORM_PARSE_OPTIONS = {
+  depth: 1,
+  parameterLimit: 1_000,
+  arrayLimit: 0,
+  plainObjects: true,
+  allowPrototypes: true,
+  strictDepth: true,
+  throwOnLimitExceeded: true,
+} as const satisfies qs.IParseOptions;
+
+/**
  * Form bodies with bracket nesting (`metadata[k]=v`), at most one level deep. `qs` ignores
  * `__proto__`-style keys. Values stay strings; `coerceToSchema` turns exact integer strings into
  * integers for the fields whose schema says integer.
@@ -31,16 +46,7 @@ export function registerFormParser(app: FastifyInstance): void {
       return;
     }
     try {
-      // Objects without a prototype: keys such as `constructor` are plain data, never dropped.
-      const parsed = qs.parse(body as string, {
-        depth: 1,
-        parameterLimit: 1_000,
-        arrayLimit: 0,
-        plainObjects: true,
-        allowPrototypes: true,
-        strictDepth: true,
-        throwOnLimitExceeded: true,
-      });
+      const parsed = qs.parse(body as string, FORM_PARSE_OPTIONS);
       done(null, parsed);
     } catch {
       done(

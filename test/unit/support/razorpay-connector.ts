@@ -9,6 +9,7 @@ import type {
   StatusResult,
 } from '../../../src/connectors/connector.js';
 import { createRazorpayConnector } from '../../../src/connectors/razorpay/razorpay.connector.js';
+import { FORM_PARSE_OPTIONS } from '../../../src/http/body.js';
 import { connectorPayment } from '../../helpers/connector-objects.js';
 import { unescapeHtml } from '../../helpers/html.js';
 import { FakeRazorpay } from '../../helpers/providers/razorpay-fake.js';
@@ -63,16 +64,9 @@ export function expectStarted(result: InitiateResult): Extract<InitiateResult, {
   return result as Extract<InitiateResult, { outcome: 'started' }>;
 }
 
-/** Kosh's form parser (src/http/body.ts): bracket keys one level deep. */
+/** The browser's return as Kosh's form parser reads it (src/http/body.ts). */
 const parseForm = (fields: Record<string, string>) =>
-  qs.parse(new URLSearchParams(fields).toString(), {
-    depth: 1,
-    parameterLimit: 1_000,
-    arrayLimit: 0,
-    plainObjects: true,
-    allowPrototypes: true,
-    strictDepth: true,
-  }) as Record<string, unknown>;
+  qs.parse(new URLSearchParams(fields).toString(), FORM_PARSE_OPTIONS) as Record<string, unknown>;
 
 /** The customer at the fake bank page: the decision, then the auto-submitting return form. */
 export async function atBank(url: string, choice: 'success' | 'failure' | 'cancel') {
