@@ -27,6 +27,8 @@ export interface CashfreeFakeBook {
   readonly disabledBanks: ReadonlySet<number>;
   /** What a new refund is answered with. */
   readonly refundOutcome: FakeCashfreeRefund['status'];
+  /** The order under the merchant's `order_id`, if any. */
+  orderFor(orderId: string): FakeCashfreeOrder | undefined;
   /** The origin of the fake (its bank pages live here). */
   readonly origin: string;
   now(): Date;
@@ -34,14 +36,19 @@ export interface CashfreeFakeBook {
   next(): number;
 }
 
+/** A request's JSON body; undefined when it is not JSON. */
+function readJson(text: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** `POST /pg/orders`: a new order under the merchant's `order_id` (a second with it is refused). */
 export function createOrder(book: CashfreeFakeBook, text: string): Answer {
-  let input: Record<string, unknown>;
-  try {
-    input = JSON.parse(text);
-  } catch {
-    return error(400, 'request_failed', 'request body is not JSON');
-  }
+  const input = readJson(text);
+  if (!input) return error(400, 'request_failed', 'request body is not JSON');
   const orderId = input.order_id;
   if (typeof orderId !== 'string' || !/^[A-Za-z0-9_-]{3,45}$/.test(orderId)) {
     return error(400, 'order_id_invalid', 'order_id : alphanumeric, _ and -, 3 to 45 characters');
@@ -72,7 +79,7 @@ export function createOrder(book: CashfreeFakeBook, text: string): Answer {
   if (typeof returnUrl !== 'string' || returnUrl.length > 250 || !/^https?:\/\//.test(returnUrl)) {
     return error(400, 'return_url_invalid', 'order_meta.return_url : an http(s) URL up to 250 characters');
   }
-  if (book.orders.some((existing) => existing.orderId === orderId)) {
+  if (book.orderFor(orderId)) {
     return error(409, 'order_already_exists', 'order with same id is already present');
   }
   const order: FakeCashfreeOrder = {
@@ -93,12 +100,8 @@ export function createOrder(book: CashfreeFakeBook, text: string): Answer {
 
 /** `POST /pg/orders/sessions` (Order Pay): a new attempt on the session's order, and how to enter it. */
 export async function startPayment(book: CashfreeFakeBook, text: string): Promise<Answer> {
-  let input: Record<string, unknown>;
-  try {
-    input = JSON.parse(text);
-  } catch {
-    return error(400, 'request_failed', 'request body is not JSON');
-  }
+  const input = readJson(text);
+  if (!input) return error(400, 'request_failed', 'request body is not JSON');
   const order = book.orders.find((o) => o.sessionId === input.payment_session_id);
   if (!order)
     return error(400, 'payment_session_id_invalid', 'payment_session_id is not present or is invalid');
@@ -162,12 +165,8 @@ export async function startPayment(book: CashfreeFakeBook, text: string): Promis
 
 /** `POST /pg/orders/:id/refunds`: a refund of the order's paid attempt, up to what is left. */
 export function createRefund(book: CashfreeFakeBook, order: FakeCashfreeOrder, text: string): Answer {
-  let input: Record<string, unknown>;
-  try {
-    input = JSON.parse(text);
-  } catch {
-    return error(400, 'request_failed', 'request body is not JSON');
-  }
+  const input = readJson(text);
+  if (!input) return error(400, 'request_failed', 'request body is not JSON');
   const refundId = input.refund_id;
   if (typeof refundId !== 'string' || !/^[A-Za-z0-9_-]{3,40}$/.test(refundId)) {
     return error(400, 'refund_id_invalid', 'refund_id : 3 to 40 characters');

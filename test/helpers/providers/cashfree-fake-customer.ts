@@ -55,7 +55,7 @@ export function decideInUpiApp(
   orderId: string,
   action: 'approve' | 'decline',
 ): FakeCashfreeOrder {
-  const order = book.orders.find((candidate) => candidate.orderId === orderId);
+  const order = book.orderFor(orderId);
   const payment = order?.payments
     .filter((attempt) => 'upi' in attempt.method && attempt.status === 'NOT_ATTEMPTED')
     .at(-1);

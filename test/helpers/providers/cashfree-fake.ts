@@ -141,6 +141,7 @@ export class FakeCashfree {
       refunds: this.refunds,
       disabledBanks: this.disabledBanks,
       refundOutcome: this.refundOutcome,
+      orderFor: (orderId) => this.ordersFor(orderId)[0],
       origin: this.origin,
       now: () => this.now(),
       next: () => ++this.counter,
