@@ -2,7 +2,6 @@ import cluster from 'node:cluster';
 import { loadConfig } from '../config.js';
 import { type Container, createContainer } from '../container.js';
 import { joinClusterMetrics } from '../http/metrics.js';
-import { buildServer } from '../http/server.js';
 import { backgroundJobs } from '../jobs/jobs.js';
 import { startJobs } from '../jobs/runner.js';
 import { createLogger } from '../log.js';
@@ -47,7 +46,12 @@ export async function serve(values: Parsed['values']): Promise<void> {
   }
   // Before the slow part of a worker's start, so the primary's metrics gathering never waits on it.
   if (cluster.isWorker) joinClusterMetrics();
-  const container = await createContainer(config, { migrate: !cluster.isWorker });
+  // The HTTP service (Fastify, the API reference, every route and its compiled schemas) is loaded
+  // only by the processes that serve: a cluster's primary forks its workers without it.
+  const [container, { buildServer }] = await Promise.all([
+    createContainer(config, { migrate: !cluster.isWorker }),
+    import('../http/server.js'),
+  ]);
   if (!cluster.isWorker) await bootstrap(container);
   const app = await buildServer(container);
   const jobs = startJobs(backgroundJobs(container), container.log);
