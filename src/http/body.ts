@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import qs from 'qs';
 import { KoshError } from '../domain/errors.js';
@@ -20,11 +21,71 @@ export const FORM_PARSE_OPTIONS = {
 } as const satisfies qs.IParseOptions;
 
 /**
+ * JSON bodies as Fastify reads them, with two refusals made clear instead of silent or vague:
+ * bytes that are not UTF-8 (JSON's encoding; decoding them would turn them into U+FFFD and store
+ * that) are `invalid_json`, and a `__proto__` or `constructor.prototype` key (refused wherever it
+ * stands, as an object built from it could change a prototype) is `invalid_field` naming where.
+ */
+function registerJsonParser(app: FastifyInstance): void {
+  // Fastify's own JSON parser (secure-json-parse), refusing `__proto__` and `constructor.prototype` keys.
+  const parseSecureJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (!isUtf8(bytes)) {
+      done(new KoshError('invalid_json', 'The request body is not valid UTF-8; send JSON encoded as UTF-8.'));
+      return;
+    }
+    const text = bytes.toString('utf8');
+    parseSecureJson(request, text, (error: Error | null, value?: unknown) => {
+      if (!error) {
+        done(null, value);
+        return;
+      }
+      const field = prototypeKeyPath(text);
+      done(
+        field === undefined
+          ? error
+          : new KoshError(
+              'invalid_field',
+              `The key '${field}' is not allowed: Kosh refuses '__proto__' and 'constructor.prototype' keys anywhere in a body.`,
+              field,
+            ),
+      );
+    });
+  });
+}
+
+/** Where a `__proto__` or `constructor.prototype` key stands in valid JSON text; undefined otherwise. */
+function prototypeKeyPath(text: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const search = (node: unknown, path: string[]): string[] | undefined => {
+    if (!node || typeof node !== 'object') return undefined;
+    for (const [key, item] of Object.entries(node)) {
+      const here = [...path, key];
+      if (key === '__proto__') return here;
+      if (key === 'constructor' && item && typeof item === 'object' && Object.hasOwn(item, 'prototype'))
+        return [...here, 'prototype'];
+      const found = search(item, here);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return search(value, [])?.join('.');
+}
+
+/**
  * Form bodies with bracket nesting (`metadata[k]=v`), at most one level deep. `qs` ignores
  * `__proto__`-style keys. Values stay strings; `coerceToSchema` turns exact integer strings into
  * integers for the fields whose schema says integer.
  */
-export function registerFormParser(app: FastifyInstance): void {
+export function registerBodyParsers(app: FastifyInstance): void {
+  registerJsonParser(app);
   // Only JSON and forms are API bodies; Fastify's built-in text/plain parser would turn a stray
   // text body into a confusing schema error instead of a clear 415.
   app.removeContentTypeParser('text/plain');
@@ -108,6 +169,25 @@ export function refuseUnstorableText(request: FastifyRequest): void {
         field || undefined,
       );
     }
+  }
+}
+
+/**
+ * An API route that declares no query parameters refuses any, as list routes refuse the ones they
+ * do not declare: a parameter a caller thinks does something (`?expand=…`, `?amount=…` on a create)
+ * must not be dropped silently. Only requests authenticated with a key are API requests; the
+ * customer's pages and providers' returns keep their own rules.
+ */
+export function refuseUndeclaredQuery(request: FastifyRequest): void {
+  if (request.principal === undefined || !request.url.includes('?')) return;
+  if ((request.routeOptions.schema as { querystring?: unknown } | undefined)?.querystring) return;
+  const [name] = Object.keys(request.query as object);
+  if (name !== undefined) {
+    throw new KoshError(
+      'unknown_field',
+      `Unknown query parameter '${name}'; this endpoint takes none.`,
+      name,
+    );
   }
 }
 

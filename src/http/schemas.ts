@@ -49,9 +49,12 @@ export const Metadata = Type.Unsafe<MetadataValue>({
   additionalProperties: {
     type: ['string', 'number', 'boolean', 'null'],
     maxLength: 500,
+    // A JSON number is read as a double: beyond ±(2^53 − 1) an integer would be stored rounded.
+    minimum: -Number.MAX_SAFE_INTEGER,
+    maximum: Number.MAX_SAFE_INTEGER,
   },
   description:
-    'Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers, booleans or null.',
+    'Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers within ±9007199254740991 (send larger or exact decimal values as strings), booleans or null.',
 });
 
 export const ListQuery = Type.Object(

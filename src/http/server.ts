@@ -28,7 +28,7 @@ import { registerRefundRoutes } from '../modules/refunds/refunds.routes.js';
 import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
-import { coerceToSchema, refuseUnstorableText, registerFormParser } from './body.js';
+import { coerceToSchema, refuseUndeclaredQuery, refuseUnstorableText, registerBodyParsers } from './body.js';
 import { registerErrorDocs } from './error-docs.js';
 import { clientErrorAnswerer, frameworkError, handleError, sendError } from './errors.js';
 import { checkIdempotencyDeclarations, createKeyed } from './idempotency.js';
@@ -176,7 +176,7 @@ export async function buildServer(container: Container): Promise<App> {
   recordRoutes(app);
   // Before any route: every POST route must declare how it treats Idempotency-Key.
   checkIdempotencyDeclarations(app);
-  registerFormParser(app);
+  registerBodyParsers(app);
   app.setErrorHandler(handleError);
   registerNotFound(app);
 
@@ -193,6 +193,7 @@ export async function buildServer(container: Container): Promise<App> {
     authenticate(request, reply, done);
   });
   app.addHook('preValidation', (request, _reply, done) => {
+    refuseUndeclaredQuery(request);
     refuseUnstorableText(request);
     coerceToSchema(request);
     done();

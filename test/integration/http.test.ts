@@ -70,7 +70,6 @@ describeEachDatabase('HTTP conventions', (harness) => {
     ['a JSON array', '[1,2]', 'invalid_body'],
     ['a JSON string', '"hello"', 'invalid_body'],
     ['JSON null', 'null', 'invalid_body'],
-    ['a __proto__ key', '{"amount":5000,"currency":"INR","__proto__":{"admin":true}}', 'invalid_json'],
   ])('refuses %s with a 400', async (_name, body, code) => {
     const response = await harness().request('POST', '/v1/orders/', {
       auth: merchant,
@@ -78,6 +77,96 @@ describeEachDatabase('HTTP conventions', (harness) => {
       headers: { 'content-type': 'application/json' },
     });
     expectError(response, 400, code);
+  });
+
+  describe('bodies Kosh would otherwise read differently from what was sent', () => {
+    const ordersOf = async () =>
+      (await harness().request('GET', '/v1/orders/?limit=100', { auth: merchant })).json().data.length;
+
+    it.each([
+      ['at the top', '{"amount":5000,"currency":"INR","__proto__":{"admin":true}}', '__proto__'],
+      ['in metadata', '{"amount":5000,"currency":"INR","metadata":{"__proto__":"x"}}', 'metadata.__proto__'],
+      [
+        'as constructor.prototype',
+        '{"amount":5000,"currency":"INR","metadata":{"constructor":{"prototype":{"a":1}}}}',
+        'metadata.constructor.prototype',
+      ],
+    ])('refuses a prototype key %s, naming where it stands', async (_where, body, field) => {
+      const before = await ordersOf();
+      const response = await harness().request('POST', '/v1/orders/', { auth: merchant, json: body });
+      expectError(response, 400, 'invalid_field');
+      expect(response.json().error.field).toBe(field);
+      expect(response.json().error.message).toContain(`'${field}'`);
+      expect(await ordersOf()).toBe(before);
+    });
+
+    it('refuses a JSON body that is not UTF-8 instead of storing U+FFFD', async () => {
+      const before = await ordersOf();
+      const payload = Buffer.concat([
+        Buffer.from('{"amount":5000,"currency":"INR","receipt":"'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('"}'),
+      ]);
+      const response = await harness().app.inject({
+        method: 'POST',
+        url: '/v1/orders/',
+        headers: { authorization: merchant.auth, 'content-type': 'application/json' },
+        payload,
+      });
+      expectError(response, 400, 'invalid_json');
+      expect(response.json().error.message).toContain('UTF-8');
+      expect(await ordersOf()).toBe(before);
+      // Multi-byte UTF-8 is read as sent.
+      const fine = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: { amount: 5000, currency: 'INR', receipt: 'चाय ☕' },
+      });
+      expect(fine.statusCode).toBe(200);
+      expect(fine.json().data.receipt).toBe('चाय ☕');
+    });
+
+    it('refuses a metadata number a double cannot hold exactly, and keeps the largest one that fits', async () => {
+      const before = await ordersOf();
+      for (const text of ['12345678901234567890', '9007199254740993', '-9007199254740992', '1e300']) {
+        const response = await harness().request('POST', '/v1/orders/', {
+          auth: merchant,
+          json: `{"amount":5000,"currency":"INR","metadata":{"n":${text}}}`,
+        });
+        expectError(response, 400, 'invalid_field');
+        expect(response.json().error.field).toBe('metadata.n');
+      }
+      expect(await ordersOf()).toBe(before);
+      const edge = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: '{"amount":5000,"currency":"INR","metadata":{"n":9007199254740991,"m":-9007199254740991,"f":0.25}}',
+      });
+      expect(edge.statusCode).toBe(200);
+      expect(edge.json().data.metadata).toEqual({ n: 9007199254740991, m: -9007199254740991, f: 0.25 });
+    });
+  });
+
+  it('refuses a query parameter on an API endpoint that takes none, and changes nothing', async () => {
+    const created = await harness().request('POST', '/v1/orders/', {
+      auth: merchant,
+      json: { amount: 5000, currency: 'INR' },
+    });
+    const id = created.json().data.id;
+    const count = async () =>
+      (await harness().request('GET', '/v1/orders/?limit=100', { auth: merchant })).json().data.length;
+    const before = await count();
+    for (const [method, url, json] of [
+      ['GET', `/v1/orders/${id}/?expand=payments`, undefined],
+      ['GET', '/v1/payments/methods/?x=1', undefined],
+      ['POST', '/v1/orders/?amount=100', { amount: 5000, currency: 'INR' }],
+    ] as const) {
+      const response = await harness().request(method, url, { auth: merchant, json });
+      expectError(response, 400, 'unknown_field');
+      expect(response.json().error.field).toBe(new URL(url, 'http://x').searchParams.keys().next().value);
+    }
+    expect(await count()).toBe(before);
+    // An empty query string is no parameter; declared ones still work.
+    expect((await harness().request('GET', `/v1/orders/${id}/?`, { auth: merchant })).statusCode).toBe(200);
+    expect((await harness().request('GET', '/v1/orders/?limit=1', { auth: merchant })).statusCode).toBe(200);
   });
 
   it('gives every response an X-Request-Id and keeps a sane one from the caller', async () => {

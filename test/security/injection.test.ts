@@ -111,7 +111,7 @@ describeEachDatabase('security: injection', (harness) => {
     [
       '__proto__ as a metadata key (JSON)',
       '{"amount":5000,"currency":"INR","metadata":{"__proto__":{"x":1}}}',
-      null,
+      'metadata.__proto__',
     ],
     [
       '__proto__ as a metadata key (form)',

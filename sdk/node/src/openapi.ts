@@ -983,7 +983,7 @@ export interface components {
             amount: number;
             /** @description Three-letter code; INR is enabled. */
             currency: string;
-            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers, booleans or null. */
+            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers within ±9007199254740991 (send larger or exact decimal values as strings), booleans or null. */
             metadata?: {
                 [key: string]: string | number | boolean | null;
             };
@@ -1006,7 +1006,7 @@ export interface components {
         CreateRefundRequest: {
             /** @description In the smallest sub-unit, at least 1. Default: all that is still refundable on the payment. */
             amount?: number;
-            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers, booleans or null. */
+            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers within ±9007199254740991 (send larger or exact decimal values as strings), booleans or null. */
             metadata?: {
                 [key: string]: string | number | boolean | null;
             };
@@ -1259,7 +1259,7 @@ export interface components {
             description?: string;
             /** @description Customer email address. */
             email: string;
-            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers, booleans or null. */
+            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers within ±9007199254740991 (send larger or exact decimal values as strings), booleans or null. */
             metadata?: {
                 [key: string]: string | number | boolean | null;
             };
@@ -1424,7 +1424,7 @@ export interface components {
             description?: string;
             /** @description Customer email address. */
             email: string;
-            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers, booleans or null. */
+            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers within ±9007199254740991 (send larger or exact decimal values as strings), booleans or null. */
             metadata?: {
                 [key: string]: string | number | boolean | null;
             };
@@ -1490,7 +1490,7 @@ export interface components {
             description?: string;
             /** @description Customer email address. */
             email: string;
-            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers, booleans or null. */
+            /** @description Flat key-value data: at most 20 keys of at most 40 characters; values strings (≤ 500 characters), numbers within ±9007199254740991 (send larger or exact decimal values as strings), booleans or null. */
             metadata?: {
                 [key: string]: string | number | boolean | null;
             };
