@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { AddressUnavailableError } from './cli/address-check.js';
 import { AdminChannelError, UsageError } from './cli/admin.js';
 import { overrides, type Parsed, parse } from './cli/options.js';
 import { CREDENTIALS_FILE, readSandboxCredentials } from './cli/sandbox-credentials.js';
@@ -124,6 +125,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (
     error instanceof ConfigError ||
+    error instanceof AddressUnavailableError ||
     error instanceof DataDirLockedError ||
     error instanceof UsageError ||
     error instanceof ListenError ||

@@ -5,6 +5,7 @@ import { joinClusterMetrics } from '../http/metrics.js';
 import { backgroundJobs } from '../jobs/jobs.js';
 import { startJobs } from '../jobs/runner.js';
 import { createLogger } from '../log.js';
+import { checkAddressFree, listenFailure } from './address-check.js';
 import { startAdminChannel } from './admin.js';
 import { runPrimary } from './cluster.js';
 import { overrides, type Parsed } from './options.js';
@@ -29,6 +30,7 @@ export async function serve(values: Parsed['values']): Promise<void> {
   if (cluster.isPrimary && config.workersNotice) process.stderr.write(`kosh: ${config.workersNotice}\n`);
   const clustered = config.workers > 1;
   if (clustered && cluster.isPrimary) {
+    await checkAddressFree(config.host, config.port);
     const log = createLogger(config.logLevel);
     const setup = await createContainer(config, { log });
     try {
@@ -52,7 +54,16 @@ export async function serve(values: Parsed['values']): Promise<void> {
     createContainer(config, { migrate: !cluster.isWorker }),
     import('../http/server.js'),
   ]);
-  if (!cluster.isWorker) await bootstrap(container);
+  if (!cluster.isWorker) {
+    // A port held by another process is said before a first start creates and prints sandbox
+    // credentials for a server that then could not serve. (A second Kosh on the same embedded
+    // database has been refused already, by the data folder's lock.)
+    await checkAddressFree(config.host, config.port).catch(async (error: unknown) => {
+      await container.close();
+      throw error;
+    });
+    await bootstrap(container);
+  }
   const app = await buildServer(container);
   const jobs = startJobs(backgroundJobs(container), container.log);
   let channel: { close(): Promise<void> } | undefined;
@@ -69,7 +80,9 @@ export async function serve(values: Parsed['values']): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+    throw listenFailure(error, config.host, config.port);
+  });
   // On the embedded database this process holds the data folder: admin commands come through it.
   if (container.db.kind === 'pglite') {
     channel = await startAdminChannel(container, config.dataDir).catch((error: Error) => {

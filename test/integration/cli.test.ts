@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -175,6 +176,31 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       const process = runKosh(['serve'], { KOSH_DATA_DIR: tempDir(), PORT: 'eighty' });
       expect(await process.exited).toBe(1);
       expect(process.output()).toMatch(/Invalid setting PORT/);
+    });
+
+    it('refuses a port another process holds in one sentence, before creating a sandbox', async () => {
+      const holder = net.createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      const port = (holder.address() as net.AddressInfo).port;
+      try {
+        const dataDir = tempDir();
+        const single = runKosh(['serve'], { KOSH_DATA_DIR: dataDir, PORT: String(port) });
+        // A cluster's primary checks before it opens the database (none listens at this address).
+        const clustered = runKosh(['serve', '--workers', '2'], {
+          KOSH_DATA_DIR: tempDir(),
+          PORT: String(port),
+          DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nothing',
+          KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        });
+        for (const process of [single, clustered]) {
+          expect(await process.exited).toBe(1);
+          expect(process.output()).toContain(`kosh: 127.0.0.1:${port} is already in use by another process`);
+          expect(process.output()).not.toMatch(/\n\s+at |secret_key|Try it/);
+        }
+        expect(fs.existsSync(path.join(dataDir, 'sandbox-credentials.json'))).toBe(false);
+      } finally {
+        holder.close();
+      }
     });
 
     it('prints credentials as JSON from the admin commands', async () => {
