@@ -109,9 +109,12 @@ describeEachDatabase(
         // timeout cuts the uploads off (REQUEST_TIMEOUT_MS); a busy machine's tail is far shorter.
         expect(during.max).toBeLessThan(REQUEST_TIMEOUT_MS / 2);
         const closedAfter = await Promise.all(slow.map((upload) => upload.closed));
+        // Cut off by the timeout (checked every second), not left open: an upload never cut off would
+        // not close at all. The upper bound leaves room for a loaded machine's event loop (one closed
+        // after 7.45 s, with other test runs beside this one).
         for (const ms of closedAfter) {
           expect(ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 1_000);
-          expect(ms).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
+          expect(ms).toBeLessThan(REQUEST_TIMEOUT_MS + 6_000);
         }
       } finally {
         for (const upload of slow) upload.socket.destroy();
