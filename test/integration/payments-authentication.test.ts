@@ -280,6 +280,13 @@ describeEachDatabase('payment authentication pages', (harness) => {
     expectPageHeaders(bad.headers);
   });
 
+  it("answers the UPI page's status only for a UPI payment", async () => {
+    const { paymentId } = await createPayment(harness(), merchant);
+    const status = await harness().request('GET', `/v1/payments/${paymentId}/upi-status/`);
+    expect(status.statusCode).toBe(404);
+    expect(status.json().error.code).toBe('resource_not_found');
+  });
+
   it('never writes "><script> unescaped into html_content or any page', async () => {
     const attack = '"><script>alert(1)</script>';
     const account = await harness().merchant(`Evil ${attack}`);

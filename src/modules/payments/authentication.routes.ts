@@ -140,7 +140,7 @@ export function registerUpiRoutes(app: App, service: AuthenticationService, publ
         tags: ['Payments'],
         summary: 'A payment’s status, for Kosh’s UPI page (browser)',
         description:
-          'What Kosh’s own UPI page polls to move on once the payment is final. Not proof of anything for a merchant: fetch the payment with its key.',
+          'What Kosh’s own UPI page polls to move on once the payment is final; 404 for a payment that is not UPI. Not proof of anything for a merchant: fetch the payment with its key.',
         security: [],
         params: IdParams,
         response: {

@@ -371,7 +371,10 @@ export function createAuthenticationService(deps: {
 
     /** The payment's status for Kosh's UPI page to follow (no key: the payment id is the capability). */
     async status(paymentId: string): Promise<{ status: PaymentRow['status']; final: boolean }> {
-      const payment = await load(paymentId);
+      // What Kosh's UPI page follows: any other payment is not found here.
+      const found = await repo.findById(db, paymentId);
+      if (found?.method !== 'upi') throw notFound('payment', paymentId);
+      const payment = await load(paymentId, found);
       return { status: payment.status, final: isFinal(payment.status) };
     },
 
