@@ -705,7 +705,7 @@ export interface paths {
         };
         /**
          * A payment’s status, for Kosh’s UPI page (browser)
-         * @description What Kosh’s own UPI page polls to move on once the payment is final. Not proof of anything for a merchant: fetch the payment with its key.
+         * @description What Kosh’s own UPI page polls to move on once the payment is final; 404 for a payment that is not UPI. Not proof of anything for a merchant: fetch the payment with its key.
          */
         get: operations["retrieveUpiPageStatus"];
         put?: never;
@@ -1279,6 +1279,7 @@ export interface components {
             amount: number;
             amount_paid: number;
             amount_pending: number;
+            /** @description What the latest payment chose: `{ method: "netbanking", bank, bank_name }`, `{ method: "wallet", wallet, wallet_name }` or `{ method: "upi", flow }`; null before any payment. */
             bank_details: {
                 [key: string]: unknown;
             } | null;

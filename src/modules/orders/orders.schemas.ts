@@ -36,10 +36,13 @@ export const Order = Type.Object({
   created_at: Type.Integer({ description: 'Unix time in seconds' }),
   return_url: Type.Union([Type.String(), Type.Null()]),
   amount_paid: Type.Integer(),
-  bank_details: Type.Union([
-    Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true }),
-    Type.Null(),
-  ]),
+  bank_details: Type.Union(
+    [Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true }), Type.Null()],
+    {
+      description:
+        'What the latest payment chose: `{ method: "netbanking", bank, bank_name }`, `{ method: "wallet", wallet, wallet_name }` or `{ method: "upi", flow }`; null before any payment.',
+    },
+  ),
   return_method: Type.String(),
   amount_pending: Type.Integer(),
 });
