@@ -10,7 +10,6 @@ import type { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
 import {
   atBank,
   BROWSER,
-  connectorOn,
   continueWith,
   expectStarted,
   newPayment,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Connector, ConnectorPayment } from '../../src/connectors/connector.js';
 import { connectorRefund } from '../helpers/connector-objects.js';
 import type { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
-import { atBank, connectorOn, reachBank, record, useRazorpayFake } from './support/razorpay-connector.js';
+import { atBank, reachBank, record, useRazorpayFake } from './support/razorpay-connector.js';
 
 /** The Razorpay connector against FakeRazorpay: refunds, in full, in parts, resent and settled later. */
 
