@@ -255,6 +255,7 @@ export async function buildServer(container: Container): Promise<App> {
     services,
     publicUrl: config.publicUrl,
     sessionIdleSeconds: config.dashboard.idleSeconds,
+    sessionMaxAgeSeconds: config.dashboard.maxAgeSeconds,
     now: () => container.clock.now(),
   });
   registerConnectorAccountRoutes(app, services.connectorAccounts, keyed);

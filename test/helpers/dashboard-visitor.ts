@@ -64,11 +64,24 @@ export class Visitor {
     return this.request('POST', '/dashboard/login/', { csrf: this.csrf, email, password });
   }
 
-  /** A signed-in form post, with the CSRF token of `page` (fetched first). */
+  /**
+   * The hidden fields of the last page's form that posts to `action`, as a browser sends them (its
+   * CSRF token and any one-time key); the CSRF token alone when the page has no such form.
+   */
+  formFields(action: string): Record<string, string> {
+    const start = this.lastPage.indexOf(`action="${action}"`);
+    const form = start < 0 ? '' : this.lastPage.slice(start, this.lastPage.indexOf('</form>', start));
+    const fields: Record<string, string> = { csrf: this.csrf };
+    for (const [, name, value] of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+      fields[name as string] = value as string;
+    return fields;
+  }
+
+  /** A signed-in form post, with the hidden fields of `page`'s form for `action` (fetched first). */
   async submit(page: string, action: string, fields: Record<string, unknown> = {}) {
     const opened = await this.request('GET', page);
     expect(opened.statusCode, opened.body).toBe(200);
-    return this.request('POST', action, { csrf: this.csrf, ...fields });
+    return this.request('POST', action, { ...this.formFields(action), ...fields });
   }
 }
 

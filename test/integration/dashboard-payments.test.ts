@@ -2,13 +2,15 @@ import { beforeAll, expect, it } from 'vitest';
 import { upiMethods } from '../../src/modules/methods/methods.js';
 import { CUSTOMER, checkoutHelpers } from '../helpers/checkout.js';
 import { dashboardHelpers, Visitor } from '../helpers/dashboard-visitor.js';
-import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
 import { choose, createPayment, openPage } from '../helpers/payments.js';
+import { startSecondHost } from '../helpers/second-host.js';
 import { drain } from '../helpers/webhook-events.js';
 
 /**
  * The dashboard's payment pages: filters, search and the CSV export, UPI details, events and
- * deliveries with Resend and Refund, and the cost of a page of a 10,000-payment account.
+ * deliveries with Resend and Refund (one refund per rendering of its form), and the cost of a page
+ * of a 10,000-payment account.
  */
 describeEachDatabase('dashboard', (harness) => {
   let merchant: TestAccount;
@@ -150,6 +152,75 @@ describeEachDatabase('dashboard', (harness) => {
     const after = await visitor.request('GET', `/dashboard/payments/${paymentId}/?done=refunded`);
     expect(after.body).toContain('Refund created.');
     expect(after.body).toContain('processed');
+  });
+
+  it('makes at most one refund per rendering of the Refund form, however often and however fast it is posted', async () => {
+    const visitor = await signedIn();
+    const { paymentId } = await captured();
+    const page = `/dashboard/payments/${paymentId}/`;
+    const action = `${page}refunds/`;
+    const refunds = async () =>
+      (await harness().request('GET', `/v1/payments/${paymentId}/refunds/`, { auth: merchant })).json()
+        .data as { id: string; amount: number }[];
+
+    // A resubmit: one rendering of the form, posted again after the first answer.
+    expect((await visitor.request('GET', page)).statusCode).toBe(200);
+    const resubmitted = { ...visitor.formFields(action), amount: 100 };
+    for (let i = 0; i < 2; i++) {
+      const answer = await visitor.request('POST', action, resubmitted);
+      expect(answer.statusCode, answer.body).toBe(303);
+      expect(answer.headers.location).toBe(`${page}?done=refunded`);
+    }
+    expect(await refunds()).toHaveLength(1);
+
+    // A double-click: another rendering, posted several times at once.
+    expect((await visitor.request('GET', page)).statusCode).toBe(200);
+    const clicked = { ...visitor.formFields(action), amount: 100 };
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => visitor.request('POST', action, clicked)),
+    );
+    for (const answer of answers) {
+      expect(answer.statusCode, answer.body).toBe(303);
+      expect(answer.headers.location).toBe(`${page}?done=refunded`);
+    }
+    expect(await refunds()).toHaveLength(2);
+
+    // Across hosts (PostgreSQL): the database, not one process's memory, turns the duplicates away.
+    let expected = 2;
+    if (harness().kind === 'postgres') {
+      const second = await startSecondHost(harness());
+      try {
+        const there = new Visitor(() => ({ app: second.app }) as Harness, visitor.address);
+        there.cookies = visitor.cookies;
+        expect((await visitor.request('GET', page)).statusCode).toBe(200);
+        const rendered = { ...visitor.formFields(action), amount: 100 };
+        const both = await Promise.all(
+          [visitor, there, visitor, there].map((host) => host.request('POST', action, rendered)),
+        );
+        for (const answer of both) {
+          expect(answer.statusCode, answer.body).toBe(303);
+          expect(answer.headers.location).toBe(`${page}?done=refunded`);
+        }
+        expected = 3;
+      } finally {
+        await second.close();
+      }
+    }
+    const made = await refunds();
+    expect(made.map((refund) => refund.amount)).toEqual(Array(expected).fill(100));
+    const payment = await harness().request('GET', `/v1/payments/${paymentId}/`, { auth: merchant });
+    expect(payment.json().data.amount_refunded).toBe(100 * expected);
+
+    // The same rendering with another amount, and a page without the form's key (rendered before
+    // it had one): a clear refusal, and nothing more is refunded.
+    const changed = await visitor.request('POST', action, { ...clicked, amount: 300 });
+    expect(changed.statusCode).toBe(422);
+    expect(changed.body).toContain('already sent');
+    const old = await visitor.request('POST', action, { csrf: visitor.csrf, amount: 100 });
+    expect(old.statusCode).toBe(400);
+    expect(old.headers['content-type']).toMatch(/^text\/html/);
+    expect(old.body).toContain('reload the page');
+    expect(await refunds()).toHaveLength(expected);
   });
 
   it('shows the checkout session a payment was started from, and no such row on an S2S payment', async () => {

@@ -21,6 +21,7 @@ import {
   sessionOf,
 } from './dashboard.context.js';
 import { type PaymentFilters, PaymentsQuery, paymentQuery } from './filters.js';
+import { FormKeyField, newFormKey, oncePerForm } from './form-once.js';
 import { DASHBOARD, page } from './layout.js';
 import { paymentContent, paymentsContent } from './pages.js';
 import type { DashboardSession } from './users.service.js';
@@ -121,7 +122,7 @@ export function registerPaymentPages(app: App, deps: DashboardDeps, route: Signe
         page(
           session,
           { title: `Payment ${payment.id}`, section: '/payments/', notice: notice(request.query.done) },
-          paymentContent(session, payment, withDeliveries, refunds.data),
+          paymentContent(session, payment, withDeliveries, refunds.data, newFormKey()),
         ),
       );
     },
@@ -134,15 +135,32 @@ export function registerPaymentPages(app: App, deps: DashboardDeps, route: Signe
       schema: {
         ...hidden,
         params: IdParams,
-        body: form({ amount: Type.Optional(Type.Integer({ minimum: 1 })) }),
+        body: form({ amount: Type.Optional(Type.Integer({ minimum: 1 })), ...FormKeyField }),
       },
     },
     async (request, reply) => {
       const session = sessionOf(request);
       merchantOnly(session);
       const payment = await services.payments.get(session.scope, request.params.id);
-      await services.refunds.create(session.scope, payment.id, { amount: request.body.amount });
-      return seeOther(reply, `${DASHBOARD}/payments/${payment.id}/?done=refunded`);
+      const back = `${DASHBOARD}/payments/${payment.id}/`;
+      // One rendering of the form makes one refund at most: a resubmit or a double-click lands on
+      // the first post's answer.
+      const location = await oncePerForm(
+        services.idempotency,
+        request,
+        session,
+        {
+          action: 'refund',
+          key: request.body.form_key,
+          retainSeconds: deps.sessionMaxAgeSeconds,
+          busy: `${back}?done=refunding`,
+        },
+        async (ids) => {
+          await services.refunds.create(session.scope, payment.id, { amount: request.body.amount }, { ids });
+          return `${back}?done=refunded`;
+        },
+      );
+      return seeOther(reply, location);
     },
   );
 }

@@ -5,6 +5,7 @@ import { toKoshError } from '../../http/errors.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { ConnectorAccountsService } from '../connector-accounts/connector-accounts.service.js';
 import type { EventsService } from '../events/events.service.js';
+import type { IdempotencyService } from '../idempotency/idempotency.service.js';
 import type { DocumentsService } from '../merchants/documents.service.js';
 import type { MerchantsService } from '../merchants/merchants.service.js';
 import type { VpasService } from '../merchants/vpas.service.js';
@@ -23,6 +24,8 @@ export interface DashboardServices {
   dashboardUsers: DashboardUsers;
   documents: DocumentsService;
   events: EventsService;
+  /** A form that makes something makes it once per rendering (./form-once.ts). */
+  idempotency: IdempotencyService;
   merchants: MerchantsService;
   methods: MethodsService;
   orders: OrdersService;
@@ -36,6 +39,8 @@ export interface DashboardDeps {
   services: DashboardServices;
   publicUrl: string;
   sessionIdleSeconds: number;
+  /** A session's maximum age: how long a rendered form can be posted. */
+  sessionMaxAgeSeconds: number;
   /** The service's clock (key statuses: expiring, expired). */
   now(): Date;
 }
@@ -79,6 +84,7 @@ export function dashboardErrorHandler(error: FastifyError, request: FastifyReque
 /** Notices a redirect may name (`?done=…`): fixed texts, never a value from the URL. */
 const NOTICES: Record<string, string> = {
   refunded: 'Refund created.',
+  refunding: 'This form was already sent: its one refund is being made and is listed below once recorded.',
   resent: 'The event was queued for delivery again.',
   revoked: 'Key revoked: it stopped working at once.',
   rotated: 'Secret rotated.',

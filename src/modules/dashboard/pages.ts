@@ -17,6 +17,7 @@ import {
   REFUND_STATUSES,
   type RefundFilters,
 } from './filters.js';
+import { FORM_KEY_FIELD } from './form-once.js';
 import { money, when } from './format.js';
 import { csrfField, DASHBOARD } from './layout.js';
 import type { DashboardSession } from './users.service.js';
@@ -148,6 +149,8 @@ export function paymentContent(
   payment: Payment,
   events: EventView[],
   refunds: Refund[],
+  /** The Refund form's one-time key (./form-once.ts). */
+  formKey: string,
 ): Html {
   const refundable = payment.status === 'captured' ? payment.amount - payment.amount_refunded : 0;
   const timeline = events.map(
@@ -192,7 +195,7 @@ ${table(['Refund', ['Amount', 'num'], 'Status', 'Speed', 'Created'], refundRows,
 ${
   refundable > 0
     ? html`<form class="actions" method="post" action="${DASHBOARD}/payments/${payment.id}/refunds/">
-  ${csrfField(session)}
+  ${csrfField(session)}<input type="hidden" name="${FORM_KEY_FIELD}" value="${formKey}">
   <label>Amount (in paise; up to ${refundable})<input type="number" name="amount" min="1" max="${refundable}" value="${refundable}" required></label>
   <button>Refund</button>
 </form>`

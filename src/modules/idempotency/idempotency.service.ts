@@ -77,6 +77,7 @@ export function createIdempotencyService(deps: {
   async function claimOrAnswer(
     scope: KeyScope,
     fingerprint: Buffer,
+    keepSeconds: number,
   ): Promise<{ claim: Claim; resumed: boolean } | { replay: StoredResponse }> {
     for (let round = 0; round < 3; round++) {
       const now = clock.now();
@@ -88,7 +89,7 @@ export function createIdempotencyService(deps: {
         seed: randomBytes(16),
         now,
         lockedUntil,
-        expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+        expiresAt: new Date(now.getTime() + keepSeconds * 1000),
       });
       if (claim) return { claim, resumed: false };
       const existing = await repo.find(db, scope, now);
@@ -112,7 +113,9 @@ export function createIdempotencyService(deps: {
      * statement committed on its own, so a duplicate arriving while the work runs gets `409`
      * whatever the database; the same key with another request gets `422`; a completed key replays.
      * A refused request (4xx) changes nothing and frees the key; any other failure keeps the claim
-     * and ends its lock, so a retry resumes it.
+     * and ends its lock, so a retry resumes it. `options.retainSeconds` keeps this key longer than
+     * the retention (`ttlSeconds`) when its caller can send it again for longer (a dashboard form
+     * can be posted as long as its session lives).
      */
     async execute(
       owner: Scope,
@@ -120,6 +123,7 @@ export function createIdempotencyService(deps: {
       fingerprint: Buffer,
       mode: IdempotencyMode,
       work: (context: KeyedWork) => Promise<StoredResponse>,
+      options: { retainSeconds?: number } = {},
     ): Promise<IdempotentResult> {
       const scope = { accountId: owner.accountId, mode: owner.mode, key };
       const local = `${scope.accountId}\0${scope.mode}\0${key}`;
@@ -131,7 +135,8 @@ export function createIdempotencyService(deps: {
       }
       running.set(local, fingerprint);
       try {
-        return await run(scope, fingerprint, mode, work);
+        const keepSeconds = Math.max(ttlSeconds, options.retainSeconds ?? 0);
+        return await run(scope, fingerprint, mode, work, keepSeconds);
       } finally {
         running.delete(local);
       }
@@ -152,8 +157,9 @@ export function createIdempotencyService(deps: {
     fingerprint: Buffer,
     mode: IdempotencyMode,
     work: (context: KeyedWork) => Promise<StoredResponse>,
+    keepSeconds: number,
   ): Promise<IdempotentResult> {
-    const claimed = await claimOrAnswer(scope, fingerprint);
+    const claimed = await claimOrAnswer(scope, fingerprint, keepSeconds);
     if ('replay' in claimed) return { replayed: true, response: claimed.replay };
     const { claim, resumed } = claimed;
     const ids = seededIds(claim.seed, claim.createdAt);
