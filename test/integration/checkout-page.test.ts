@@ -182,6 +182,10 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     }
     const foreign = await post(session.id, { pay: 'upi', ...CUSTOMER }, { 'sec-fetch-site': 'cross-site' });
     expect(foreign.statusCode).toBe(403);
+    // A browser without Fetch Metadata: its Origin names where the form was posted from.
+    for (const origin of ['https://evil.example', 'null', 'http://localhost:3000.evil.example']) {
+      expect((await post(session.id, { pay: 'upi', ...CUSTOMER }, { origin })).statusCode, origin).toBe(403);
+    }
     const extra = await post(session.id, { pay: 'upi', ...CUSTOMER, amount: '1' });
     expect(extra.statusCode).toBe(400);
     expect(extra.headers['content-type']).toContain('text/html');
@@ -193,7 +197,8 @@ describeEachDatabase('the hosted checkout page', (harness) => {
 
   it('brings a failed attempt back to the page to try again; the success returns to the merchant, signed, and completes the session', async () => {
     const session = await helpers.session(merchant);
-    await post(session.id, { pay: 'bank:HDFC', ...CUSTOMER });
+    // Posted from the page itself, as a browser without Fetch Metadata names it.
+    await post(session.id, { pay: 'bank:HDFC', ...CUSTOMER }, { origin: 'http://localhost:3000' });
     const [failed] = await paymentsOf(session.id);
     const declined = await choose(harness(), failed!.id, await openPage(harness(), failed!.id), 'failure');
     expect(declined.statusCode).toBe(303);

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { ERROR_CATALOGUE, KoshError } from '../../domain/errors.js';
@@ -42,11 +43,18 @@ function pagePath(id: string): string {
 }
 
 /**
- * A browser posts a form from another site with `Sec-Fetch-Site: cross-site` (or `same-site`): only
- * the page itself may start a payment. A client that sends no such header is not a browser page.
+ * Only the page itself may start a payment. A browser posts a form from another site with
+ * `Sec-Fetch-Site: cross-site` (or `same-site`); a browser without Fetch Metadata still names the
+ * posting page's origin in `Origin` (`null` from an opaque one), which must then be Kosh's public
+ * origin or the host the page was opened at (its form posts to wherever it was opened). A client
+ * that sends neither header is not a browser page.
  */
-function fromThePage(site: string | string[] | undefined): boolean {
-  return site === undefined || site === 'same-origin' || site === 'none';
+function fromThePage(headers: IncomingHttpHeaders, publicOrigin: string): boolean {
+  const site = headers['sec-fetch-site'];
+  if (site !== undefined) return site === 'same-origin' || site === 'none';
+  const origin = headers.origin;
+  if (origin === undefined || origin === publicOrigin) return true;
+  return URL.canParse(origin) && new URL(origin).host === headers.host;
 }
 
 /**
@@ -107,7 +115,7 @@ export function registerCheckoutPageRoutes(app: App, service: CheckoutPageServic
     async (request, reply) => {
       const { id } = request.params;
       const form = request.body as CheckoutForm;
-      if (!fromThePage(request.headers['sec-fetch-site'])) {
+      if (!fromThePage(request.headers, publicOrigin)) {
         const nonce = newNonce();
         const refused = renderCheckoutError(403, 'A payment can be started only from its own page.', nonce);
         return sendPage(reply, refused, nonce, publicOrigin);
