@@ -184,7 +184,7 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       const port = (holder.address() as net.AddressInfo).port;
       try {
         const dataDir = tempDir();
-        const single = runKosh(['serve'], { KOSH_DATA_DIR: dataDir, PORT: String(port) });
+        const single = runKosh(['serve'], { KOSH_DATA_DIR: dataDir, PORT: String(port), KOSH_PORT: '3999' });
         // A cluster's primary checks before it opens the database (none listens at this address).
         const clustered = runKosh(['serve', '--workers', '2'], {
           KOSH_DATA_DIR: tempDir(),
@@ -198,6 +198,10 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
           expect(process.output()).not.toMatch(/\n\s+at |secret_key|Try it/);
         }
         expect(fs.existsSync(path.join(dataDir, 'sandbox-credentials.json'))).toBe(false);
+        // A newcomer's natural guess for the port's setting is named, not silently ignored.
+        expect(single.output()).toContain(
+          'KOSH_PORT is not a setting and is ignored: the listening address is PORT',
+        );
       } finally {
         holder.close();
       }
