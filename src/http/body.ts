@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { visit } from 'jsonc-parser';
 import qs from 'qs';
 import { KoshError } from '../domain/errors.js';
 
@@ -39,7 +40,14 @@ function registerJsonParser(app: FastifyInstance): void {
     const text = bytes.toString('utf8');
     parseSecureJson(request, text, (error: Error | null, value?: unknown) => {
       if (!error) {
-        done(null, value);
+        // A key sent twice is read as its last value by JSON.parse: which one the caller meant is a
+        // guess, so it is refused. Counting is cheap; the exact search runs only when the text has
+        // more key-like `":` than the value has keys (a repeat, or a `":` inside a string).
+        const repeated = keyEndsIn(text) > keyCount(value, 0) ? repeatedKeyPath(text) : undefined;
+        done(
+          repeated === undefined ? null : repeatedField(repeated),
+          repeated === undefined ? value : undefined,
+        );
         return;
       }
       const field = prototypeKeyPath(text);
@@ -54,6 +62,65 @@ function registerJsonParser(app: FastifyInstance): void {
       );
     });
   });
+}
+
+const QUOTE = 0x22;
+/** Space, tab, line feed and carriage return: JSON's only whitespace. */
+const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** How many `:` follow a `"` (whitespace between): at least one for every key in a JSON text. */
+function keyEndsIn(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf(':'); at !== -1; at = text.indexOf(':', at + 1)) {
+    let before = at - 1;
+    while (before >= 0 && JSON_WHITESPACE.has(text.charCodeAt(before))) before--;
+    if (text.charCodeAt(before) === QUOTE) count++;
+  }
+  return count;
+}
+
+/** Bodies nest a few levels at most; deeper than this the schema refuses them anyway. */
+const MAX_KEY_DEPTH = 32;
+
+/** The keys of a parsed JSON value, at every level (none counted past MAX_KEY_DEPTH). */
+function keyCount(node: unknown, depth: number): number {
+  if (node === null || typeof node !== 'object' || depth > MAX_KEY_DEPTH) return 0;
+  let count = 0;
+  if (Array.isArray(node)) {
+    for (const item of node) count += keyCount(item, depth + 1);
+    return count;
+  }
+  for (const key in node) count += 1 + keyCount((node as Record<string, unknown>)[key], depth + 1);
+  return count;
+}
+
+/** Where the first key sent twice in one object stands (`metadata.note`); undefined if none. */
+function repeatedKeyPath(text: string): string | undefined {
+  const open: Set<string>[] = [];
+  let found: string | undefined;
+  try {
+    visit(
+      text,
+      {
+        onObjectBegin: () => {
+          open.push(new Set());
+        },
+        onObjectEnd: () => {
+          open.pop();
+        },
+        onObjectProperty: (property, _offset, _length, _line, _column, pathOf) => {
+          const keys = open.at(-1);
+          if (keys?.has(property)) found ??= [...pathOf(), property].join('.');
+          keys?.add(property);
+        },
+      },
+      { disallowComments: true, allowTrailingComma: false },
+    );
+  } catch {
+    // Nested past the stack: the schema refuses such a body on its own.
+    return undefined;
+  }
+  return found;
 }
 
 /** Where a `__proto__` or `constructor.prototype` key stands in valid JSON text; undefined otherwise. */
@@ -101,9 +168,14 @@ export function registerBodyParsers(app: FastifyInstance): void {
       );
       return;
     }
-    const forbidden = prototypeKey(body as string);
-    if (forbidden) {
-      done(new KoshError('unknown_field', `Unknown field '${forbidden}'.`, forbidden), undefined);
+    const problem = formKeyProblem(body as string);
+    if (problem) {
+      done(
+        problem.kind === 'prototype'
+          ? new KoshError('unknown_field', `Unknown field '${problem.field}'.`, problem.field)
+          : repeatedField(problem.field),
+        undefined,
+      );
       return;
     }
     try {
@@ -118,9 +190,14 @@ export function registerBodyParsers(app: FastifyInstance): void {
   });
 }
 
-/** qs drops `__proto__` keys silently; Kosh refuses them like any unknown field instead. */
-function prototypeKey(body: string): string | undefined {
+/**
+ * What qs would not read as sent: a `__proto__`-style key (qs drops it silently; Kosh refuses it like
+ * any unknown field) or a field sent twice (which one counts would be a guess).
+ */
+function formKeyProblem(body: string): { kind: 'prototype' | 'repeated'; field: string } | undefined {
+  const seen = new Set<string>();
   for (const pair of body.split('&')) {
+    if (pair === '') continue;
     const raw = (pair.split('=')[0] ?? '').replace(/\+/g, ' ');
     let key: string;
     try {
@@ -128,9 +205,20 @@ function prototypeKey(body: string): string | undefined {
     } catch {
       key = raw;
     }
-    if (key.includes('__proto__')) return key.replace(/\[/g, '.').replace(/\]/g, '');
+    const field = key.replace(/\[/g, '.').replace(/\]/g, '');
+    if (key.includes('__proto__')) return { kind: 'prototype', field };
+    if (seen.has(field)) return { kind: 'repeated', field };
+    seen.add(field);
   }
   return undefined;
+}
+
+function repeatedField(field: string): KoshError {
+  return new KoshError(
+    'invalid_field',
+    `The field '${field}' appears more than once in the body; send it once.`,
+    field,
+  );
 }
 
 /**

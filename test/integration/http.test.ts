@@ -100,6 +100,31 @@ describeEachDatabase('HTTP conventions', (harness) => {
       expect(await ordersOf()).toBe(before);
     });
 
+    it('refuses a field sent twice, in JSON and in a form, naming it', async () => {
+      const before = await ordersOf();
+      const cases: [string, { json?: string; form?: string }][] = [
+        ['amount', { json: '{"amount":5000,"amount":100,"currency":"INR"}' }],
+        ['amount', { json: '{"amount":5000,"\\u0061mount":100,"currency":"INR"}' }],
+        ['metadata.note', { json: '{"amount":5000,"currency":"INR","metadata":{"note":"a","note" : "b"}}' }],
+        ['amount', { form: 'amount=5000&currency=INR&amount=100' }],
+        ['metadata.note', { form: 'amount=5000&currency=INR&metadata[note]=a&metadata%5Bnote%5D=b' }],
+      ];
+      for (const [field, body] of cases) {
+        const response = await harness().request('POST', '/v1/orders/', { auth: merchant, ...body });
+        expectError(response, 400, 'invalid_field');
+        expect(response.json().error.field, JSON.stringify(body)).toBe(field);
+        expect(response.json().error.message).toContain('more than once');
+      }
+      expect(await ordersOf()).toBe(before);
+      // The same key in two objects is no repeat, and a '":' inside a string is no key.
+      const fine = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: '{"amount":5000,"currency":"INR","receipt":"a\\":b","metadata":{"amount":1,"x":"\\" : "}}',
+      });
+      expect(fine.statusCode, fine.body).toBe(200);
+      expect(fine.json().data.metadata).toEqual({ amount: 1, x: '" : ' });
+    });
+
     it('refuses a JSON body that is not UTF-8 instead of storing U+FFFD', async () => {
       const before = await ordersOf();
       const payload = Buffer.concat([
