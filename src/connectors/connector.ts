@@ -132,7 +132,10 @@ export interface BrowserReturn {
 
 /** A provider's return, after the connector checked it. */
 export interface ReturnResult {
-  /** True when the return carries a signature the connector verified. */
+  /**
+   * True when the return carries a signature the connector verified: the customer acted at the
+   * provider. An unverified return counts only through `status`'s answer (none: nothing changes).
+   */
   verified: boolean;
   /** What the return says, when it says anything; Kosh asks `status` unless it is verified and final. */
   status?: StatusResult;

@@ -70,24 +70,27 @@ describeEachDatabase(
       expect(created.statusCode, created.body).toBe(200);
       const paymentId = created.json().payment_id as string;
 
-      // The customer pays at the provider's bank page; then the provider's status API breaks.
+      // The customer acts at the provider's bank page, which has no answer yet: the provider's
+      // signed return says so. Then the provider's status API breaks.
       const page = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
       const bankUrl =
         page.statusCode === 302
           ? String(page.headers.location)
           : (/<form id="kosh-provider" method="POST" action="([^"]+)"/.exec(page.body)?.[1] ?? '');
       expect(bankUrl.startsWith(fakepay.url), page.body).toBe(true);
-      await fetch(`${bankUrl.replace(/\?.*$/, '')}/decide`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'choice=success',
-      });
+      const providerPage = await (
+        await fetch(`${bankUrl.replace(/\?.*$/, '')}/decide`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'choice=pending',
+        })
+      ).text();
       fakepay.faults = { status: 'bad_gateway_html' };
       const statusCalls = () => fakepay.calls.filter((call) => call === 'GET /v1/orders/:id').length;
       const callsBefore = statusCalls();
-      const back = await harness().request('POST', `/v1/payments/${paymentId}/callback/`, {
-        form: { order_id: fakepay.ordersFor(paymentId)[0]!.id, reference: paymentId },
-      });
+      const signed = returnFields(providerPage);
+      expect(signed).toMatchObject({ status: 'pending', signature: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      const back = await harness().request('POST', `/v1/payments/${paymentId}/callback/`, { form: signed });
       expect(returnFields(back.body).status).toBe('pending');
       const pendingAt = (await row(paymentId)).pending_at!;
       expect(pendingAt).not.toBeNull();
@@ -111,8 +114,10 @@ describeEachDatabase(
       }
       expect(statusCalls() - callsBefore).toBeGreaterThan(asks);
 
-      // The provider recovers a second after a question: the next one captures the payment.
+      // The provider recovers a second after a question, the bank having authorised meanwhile:
+      // the next question captures the payment.
       harness().clock.advance(1_000);
+      fakepay.settle(fakepay.ordersFor(paymentId)[0]!, 'paid');
       fakepay.faults = {};
       const recoveredAt = harness().clock.now();
       expect(await nextQuestion(paymentId)).toBeLessThanOrEqual(LATE_BOUND_SECONDS);

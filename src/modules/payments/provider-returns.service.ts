@@ -23,7 +23,8 @@ const isFinalAnswer = (status: StatusResult | undefined): status is StatusResult
 /**
  * What comes back from a provider: the customer's browser at Kosh's callback, and the provider's
  * own webhooks. Neither is trusted as it arrives: a return counts only when the connector verified
- * its signature and it agrees with Kosh's own row; otherwise Kosh asks the provider (`status`).
+ * its signature and it agrees with Kosh's own row; otherwise Kosh asks the provider (`status`), and
+ * when no answer can be had an unsigned return changes nothing.
  * A webhook that does not verify only makes Kosh ask sooner. Every outcome goes through the same
  * `apply` as the reconciler's, under the payment's row lock, so arriving twice changes nothing.
  */
@@ -80,11 +81,19 @@ export function createProviderReturns(deps: {
         answer = await ask(connector, payment);
         asked = true;
       }
-      // The customer came back from the provider: when nobody can say yet what happened, the
-      // payment waits for the bank's answer (pending), with the pending timeout as its deadline.
-      if (answer.outcome === 'unknown') answer = { ...answer, outcome: 'pending' };
-      const settled = await states.apply(payment.id, answer, { asked, seen: payment });
-      return authentication.returnView(settled ?? payment);
+      // A return the provider signed says the customer acted there (Razorpay's: the bank
+      // authorised): while nobody can say yet what came of it, the payment waits for the bank's
+      // answer (pending), with the pending timeout as its deadline.
+      if (answer.outcome === 'unknown' && checked.verified) answer = { ...answer, outcome: 'pending' };
+      // Otherwise an unknown answer moves nothing: a return that carries nothing the provider
+      // signed (anyone who knows the payment id can send one) is not the customer acting.
+      const settled = (await states.apply(payment.id, answer, { asked, seen: payment })) ?? payment;
+      if (answer.outcome === 'unknown' && settled.status === 'created') {
+        // The payment stays as it was and the reconciler keeps asking. The browser is told what it
+        // would be told of a payment waiting for the bank: Kosh is confirming it (`pending`).
+        return authentication.returnView({ ...settled, status: 'pending' });
+      }
+      return authentication.returnView(settled);
     },
 
     /**

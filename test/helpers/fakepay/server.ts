@@ -166,10 +166,11 @@ export class Fakepay {
       return;
     }
     const choice = new URLSearchParams(body).get('choice');
-    if (order.status === 'created' || order.status === 'pending') {
-      order.status = choice === 'success' ? 'paid' : 'failed';
-      order.failureReason = choice === 'success' ? null : 'BANK_DECLINED';
-      order.bankRef = choice === 'success' ? `BRN${++this.counter}` : null;
+    if (choice === 'pending' && order.status === 'created') {
+      // The bank has not answered yet: the return (signed) says so; `settle` answers later.
+      order.status = 'pending';
+    } else if (order.status === 'created' || order.status === 'pending') {
+      this.settle(order, choice === 'success' ? 'paid' : 'failed');
     }
     if (this.webhookTiming === 'before' || this.webhookTiming === 'instead') await this.sendWebhook(order);
     if (this.webhookTiming === 'instead') {
@@ -180,6 +181,13 @@ export class Fakepay {
     }
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(this.returnPage(order));
     if (this.webhookTiming === 'after') setTimeout(() => void this.sendWebhook(order), 300);
+  }
+
+  /** The bank's answer to an order: paid (with its reference) or declined. */
+  settle(order: FakepayOrder, status: 'paid' | 'failed'): void {
+    order.status = status;
+    order.failureReason = status === 'paid' ? null : 'BANK_DECLINED';
+    order.bankRef = status === 'paid' ? `BRN${++this.counter}` : null;
   }
 
   private createOrder(body: string): { status: number; body: unknown } {
@@ -323,6 +331,7 @@ export class Fakepay {
 <form method="POST" action="/bank/${order.id}/decide">
 <button type="submit" name="choice" value="success">Success</button>
 <button type="submit" name="choice" value="failure">Failure</button>
+<button type="submit" name="choice" value="pending">Pending</button>
 </form></body></html>`;
   }
 

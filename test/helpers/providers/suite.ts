@@ -3,7 +3,7 @@ import type { ProviderName } from '../../../src/connectors/registry.js';
 import { verifyReturn } from '../../../src/modules/payments/return-signature.js';
 import type { SendRequest } from '../../../src/modules/webhooks/http-sender.js';
 import { describeEachDatabase, type TestAccount } from '../harness.js';
-import { paymentBody } from '../payments.js';
+import { paymentBody, returnFields } from '../payments.js';
 import { drain } from '../webhook-events.js';
 import { verifyWebhook } from '../webhook-receiver.js';
 import { BROWSER_HEADERS, RETURN_URL, walk } from './browser.js';
@@ -243,6 +243,44 @@ export function providerSuite(provider: () => ProviderUnderTest) {
         // Kosh asks the provider instead, and learns the truth.
         await sync();
         expect((await payment(paymentId)).status).toBe('captured');
+      });
+
+      it('an empty return while the provider cannot be asked is not the customer acting: created, the browser told Kosh is confirming', async () => {
+        fake().setWebhookTiming('none');
+        const { paymentId, orderId } = await start();
+        const returnSecret = await harness().container.services.payments.returnSigningSecret(
+          merchant.id,
+          'live',
+        );
+        fake().setFault('status', 'reset');
+        // Anyone who knows the payment id can send these: nothing the provider signed, no answer.
+        const returns = [
+          await harness().request('GET', `/v1/payments/${paymentId}/callback/`),
+          await harness().request('POST', `/v1/payments/${paymentId}/callback/`, {
+            form: { order_id: paymentId },
+          }),
+        ];
+        for (const back of returns) {
+          expect(back.statusCode, back.body).toBe(200);
+          expect(back.body).toContain(`action="${RETURN_URL}"`);
+          const fields = returnFields(back.body);
+          expect(fields).toMatchObject({ payment_id: paymentId, order_id: orderId, status: 'pending' });
+          expect(verifyReturn(returnSecret, fields as never)).toBe(true);
+        }
+        expect((await payment(paymentId)).status).toBe('created');
+        expect(await events(paymentId, 'payment.pending')).toBe(0);
+        const [row] = await harness().container.db.query<{
+          pending_at: Date | null;
+          next_sync_at: Date | null;
+        }>('SELECT pending_at, next_sync_at FROM payments WHERE id = $1', [paymentId]);
+        expect(row?.pending_at).toBeNull();
+        expect(row?.next_sync_at).not.toBeNull();
+        // The provider answers again; the customer pays at the bank: captured, never pending.
+        fake().setFault('status', undefined);
+        expect((await walkFrom(page(paymentId), 'success'))?.status).toBe('captured');
+        expect((await payment(paymentId)).status).toBe('captured');
+        expect(await events(paymentId, 'payment.pending')).toBe(0);
+        expect(await events(paymentId, 'payment.captured')).toBe(1);
       });
 
       it('a full and a partial refund end processed; a refund the provider keeps pending is finished by the reconciler', async () => {
