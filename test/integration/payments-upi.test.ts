@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createPaymentsRepo } from '../../src/modules/payments/payments.repo.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { createOrder, eventsOf, paymentBody, RETURN_URL, returnFields } from '../helpers/payments.js';
 import { decodeQr } from '../helpers/qr.js';
@@ -157,6 +158,46 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
       expect(await eventTypes(paymentId)).toEqual(events);
     });
   }
+
+  it("makes the sandbox UPI app's 'expire' final: no new token, no later choice; upi_expired at expires_at", async () => {
+    const { paymentId } = await start(harness(), merchant, { flow: 'intent', expiry_minutes: 5 });
+    const app = `/v1/payments/${paymentId}/upi-simulator/`;
+    const tokenOf = (body: string) => /name="token" value="([^"]+)"/.exec(body)?.[1];
+    const first = tokenOf((await harness().request('GET', app)).body);
+    expect(first).toBeDefined();
+    const expired = await harness().request('POST', app, { form: { token: first!, choice: 'expire' } });
+    expect(expired.statusCode).toBe(200);
+    expect(expired.body).toContain('Nothing was sent');
+    // The choice is held by the database: the token is used up and no new one can be set.
+    const [row] = await harness().container.db.query<{ choice: string | null; token: Buffer | null }>(
+      `SELECT provider_data ->> 'choice' AS choice, auth_token_hash AS token FROM payments WHERE id = $1`,
+      [paymentId],
+    );
+    expect(row).toEqual({ choice: 'expire', token: null });
+    const repo = createPaymentsRepo();
+    expect(await repo.setTokenHash(harness().container.db, paymentId, Buffer.alloc(32, 1))).toBe(false);
+    // Reopening the app offers no token; a later choice (the used token, or none valid) is refused.
+    const reopened = await harness().request('GET', app);
+    expect(reopened.statusCode).toBe(200);
+    expect(tokenOf(reopened.body)).toBeUndefined();
+    expect(reopened.body).toContain('upi_expired');
+    for (const [token, choice] of [
+      [first!, 'success'],
+      ['not-a-token', 'success'],
+      [first!, 'expire'],
+    ] as const) {
+      const later = await harness().request('POST', app, { form: { token, choice } });
+      expect(later.statusCode, later.body).toBe(200);
+      expect(later.body).not.toContain('name="token"');
+      expect(later.body).toContain('upi_expired');
+    }
+    expect(await fetchPayment(paymentId)).toMatchObject({ status: 'created' });
+    await runSync(299);
+    expect((await fetchPayment(paymentId)).status).toBe('created');
+    await runSync(2);
+    expect(await fetchPayment(paymentId)).toMatchObject({ status: 'failed', error_code: 'upi_expired' });
+    expect(await eventTypes(paymentId)).toEqual(['payment.failed']);
+  });
 
   it('fails a late success with upi_expired at expires_at, then captures it when the bank answers', async () => {
     const settle = harness().container.config.payments.sandboxSettleSeconds;

@@ -49,6 +49,12 @@ export function isSandboxChoice(value: unknown): value is SandboxChoice {
   return typeof value === 'string' && (SANDBOX_CHOICES as readonly string[]).includes(value);
 }
 
+/**
+ * The sandbox UPI app's "Let it expire": nothing is sent, so the payment stays `created` until its
+ * `expires_at`. Recorded on the payment like the other choices, and as final as they are.
+ */
+export const SANDBOX_LET_EXPIRE = 'expire';
+
 const DECLINED = {
   outcome: 'failed',
   errorCode: 'payment_declined',
@@ -104,6 +110,8 @@ export interface SandboxTiming {
 export function sandboxStatus(payment: ConnectorPayment, now: Date, timing: SandboxTiming): StatusResult {
   const choice = payment.provider.data.choice;
   const pendingAt = payment.provider.pendingAt;
+  // Let expire: nothing was sent, and nothing settles by itself (not even a collect to success@kosh).
+  if (choice === SANDBOX_LET_EXPIRE) return { outcome: 'not_started', rawStatus: SANDBOX_LET_EXPIRE };
   if (!isSandboxChoice(choice) || !pendingAt) return sandboxCollect(payment, now, timing);
   const elapsed = (now.getTime() - pendingAt.getTime()) / 1000;
   // A UPI payment's late success comes after its own deadline (its expires_at), not the pending timeout.

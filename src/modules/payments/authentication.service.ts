@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BrowserDetails, Connector, NextStep, StatusResult } from '../../connectors/connector.js';
 import type { ConnectorDirectory } from '../../connectors/directory.js';
-import type { SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
+import { SANDBOX_LET_EXPIRE, type SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
 import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
@@ -63,6 +63,11 @@ export type AuthenticationView =
 /** A payment whose customer chooses on Kosh's sandbox bank page (not a provider's, not UPI's). */
 function onSandboxPage(payment: PaymentRow): boolean {
   return payment.provider_next?.kind === 'sandbox' && payment.method !== 'upi';
+}
+
+/** A payment the sandbox UPI app can take no choice for: decided, or left to expire (recorded). */
+function choiceMade(payment: PaymentRow): boolean {
+  return payment.status !== 'created' || payment.provider_data.choice === SANDBOX_LET_EXPIRE;
 }
 
 /** At most this many pages' copies of their payment per process (a few MB). */
@@ -297,6 +302,14 @@ export function createAuthenticationService(deps: {
     return payment;
   }
 
+  /** The sandbox UPI app's answer to a choice its token no longer takes: the payment as it stands. */
+  async function notTaken(payment: PaymentRow): Promise<AuthenticationView> {
+    const current = (await repo.findById(db, payment.id)) ?? payment;
+    return choiceMade(current)
+      ? { kind: 'simulated', payment: current, choice: SANDBOX_LET_EXPIRE }
+      : { kind: 'stale', payment };
+  }
+
   async function sandboxPage(payment: PaymentRow): Promise<AuthenticationView> {
     const { token, hash } = freshToken();
     if (!(await repo.setTokenHash(db, payment.id, hash))) {
@@ -381,13 +394,13 @@ export function createAuthenticationService(deps: {
     /** GET of the sandbox UPI app: its choices, bound to this page by a fresh single-use token. */
     async simulator(paymentId: string): Promise<AuthenticationView> {
       const payment = await simulatable(paymentId);
-      if (payment.status !== 'created') return { kind: 'simulated', payment, choice: 'expire' };
+      if (choiceMade(payment)) return { kind: 'simulated', payment, choice: SANDBOX_LET_EXPIRE };
       const { token, hash } = freshToken();
       if (!(await repo.setTokenHash(db, payment.id, hash))) {
         return {
           kind: 'simulated',
           payment: (await repo.findById(db, payment.id)) ?? payment,
-          choice: 'expire',
+          choice: SANDBOX_LET_EXPIRE,
         };
       }
       const account = await accounts.getAccount(payment.account_id);
@@ -395,20 +408,23 @@ export function createAuthenticationService(deps: {
     },
 
     /**
-     * POST of the sandbox UPI app: the choice is recorded as on the sandbox bank page; `expire`
-     * records nothing (the payment fails with upi_expired at its expires_at).
+     * POST of the sandbox UPI app: the choice is recorded as on the sandbox bank page; `expire` is
+     * recorded too, using the token up, but moves nothing (the payment fails with upi_expired at
+     * its expires_at). Either way the app takes no other choice afterwards.
      */
     async simulate(
       paymentId: string,
       token: string,
-      choice: SandboxChoice | 'expire',
+      choice: SandboxChoice | typeof SANDBOX_LET_EXPIRE,
     ): Promise<AuthenticationView> {
       const payment = await simulatable(paymentId);
-      if (payment.status !== 'created' || choice === 'expire') return { kind: 'simulated', payment, choice };
+      if (choiceMade(payment)) return { kind: 'simulated', payment, choice: SANDBOX_LET_EXPIRE };
+      if (choice === SANDBOX_LET_EXPIRE) {
+        const left = await repo.recordWaitingChoice(db, payment.id, hashToken(token), choice);
+        return left ? { kind: 'simulated', payment: left, choice } : notTaken(payment);
+      }
       const recorded = await record(payment, token, choice);
-      return recorded === 'stale'
-        ? { kind: 'stale', payment }
-        : { kind: 'simulated', payment: recorded, choice };
+      return recorded === 'stale' ? notTaken(payment) : { kind: 'simulated', payment: recorded, choice };
     },
   };
 }

@@ -320,16 +320,44 @@ export function createPaymentsRepo() {
       return { payment, tokenSet };
     },
 
-    /** A fresh authentication token for a payment still waiting for its customer. */
+    /**
+     * A fresh authentication token for a payment still waiting for its customer, who has not chosen
+     * yet (a sandbox UPI payment left to expire keeps its choice: no page takes another).
+     */
     async setTokenHash(db: Queryable, id: string, tokenHash: Buffer): Promise<boolean> {
       const rows = await db.query(
         {
           name: 'payments_set_token',
-          text: `UPDATE payments SET auth_token_hash = $2 WHERE id = $1 AND status = 'created' RETURNING id`,
+          text: `UPDATE payments SET auth_token_hash = $2
+                  WHERE id = $1 AND status = 'created' AND provider_data ->> 'choice' IS NULL RETURNING id`,
         },
         [id, tokenHash],
       );
       return rows.length === 1;
+    },
+
+    /**
+     * A choice that leaves the payment `created` (the sandbox UPI app's "Let it expire"): recorded
+     * in its provider data with the page's token used up, by compare-and-set on both, once.
+     * Undefined when the payment moved on, the token did not match, or a choice was made already.
+     */
+    async recordWaitingChoice(
+      db: Queryable,
+      id: string,
+      tokenHash: Buffer,
+      choice: string,
+    ): Promise<PaymentRow | undefined> {
+      const [row] = await db.query<PaymentRow>(
+        {
+          name: 'payments_record_waiting_choice',
+          text: `UPDATE payments
+            SET auth_token_hash = NULL, provider_data = provider_data || jsonb_build_object('choice', $3::text)
+          WHERE id = $1 AND status = 'created' AND auth_token_hash = $2 AND provider_data ->> 'choice' IS NULL
+          RETURNING ${PAYMENT_COLUMNS}`,
+        },
+        [id, tokenHash, choice],
+      );
+      return row;
     },
 
     /** The account's secret for the mode; the first use stores `fresh()` (a racing first use loses). */
