@@ -60,7 +60,14 @@ describeEachDatabase('security: fuzzing checkout sessions', (harness) => {
     );
     const near: Record<string, unknown[]> = {
       order_id: [paidOrder, 'order_00000000000000000000000000', '', 'ORDER'],
-      return_url: ['http://merchant.example/', 'javascript:alert(1)', '//x', 'https://u:p@x.example/'],
+      return_url: [
+        'http://merchant.example/',
+        'javascript:alert(1)',
+        '//x',
+        'https://u:p@x.example/',
+        'https:evil.example',
+        ' https://x.example/',
+      ],
       methods: [[], ['card'], ['upi', 'upi'], 'upi,wallet', [1]],
       expires_in_minutes: [4, 1441, 0, -1, 5.5, '30', 1e20],
       'customer.email': ['a@', 'x'.repeat(300)],

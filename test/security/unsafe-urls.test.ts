@@ -53,6 +53,37 @@ describeEachDatabase('security: unsafe URLs over HTTP', (harness) => {
     });
   });
 
+  describe('return_url of a checkout session', () => {
+    const rows = RETURN_URL_CASES.flatMap((row) =>
+      (['test', 'live'] as const).map((mode) => ({ ...row, mode, outcome: row[mode] })),
+    );
+    it.each(rows)('$mode mode: $name ($outcome)', async ({ url, mode, outcome, code }) => {
+      const account = mode === 'live' ? live : merchant;
+      const orderId = await createOrder(harness(), account);
+      const before = await tenantDigest(harness(), account.id);
+      const reply = await harness().request('POST', '/v1/checkout/sessions/', {
+        auth: account,
+        json: { order_id: orderId, return_url: url },
+      });
+      if (outcome === 'refused') {
+        expect(reply.statusCode, reply.body).toBe(400);
+        expect(reply.json().error).toMatchObject({ code: code ?? 'invalid_return_url', field: 'return_url' });
+        expect(await tenantDigest(harness(), account.id)).toBe(before);
+      } else if (mode === 'test') {
+        expect(reply.statusCode, reply.body).toBe(200);
+        // Stored as sent: what the merchant wrote is where the browser goes.
+        const [stored] = await harness().container.db.query<{ return_url: string }>(
+          'SELECT return_url FROM checkout_sessions WHERE id = $1',
+          [reply.json().data.id],
+        );
+        expect(stored?.return_url).toBe(url);
+      } else {
+        // Live mode has no method enabled yet: an accepted return_url gets as far as that refusal.
+        expect(reply.json().error?.field, reply.body).not.toBe('return_url');
+      }
+    });
+  });
+
   describe('webhook url', () => {
     it('accepts a public https URL with a live key (the refusals below are about the URL)', async () => {
       const reply = await harness().request('POST', '/v1/webhooks/', {

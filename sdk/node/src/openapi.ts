@@ -1272,7 +1272,7 @@ export interface components {
             name: string;
             /** @description Order id from POST /v1/orders/. */
             order_id: string;
-            /** @description Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
+            /** @description Absolute https URL the browser is POSTed back to, written as a browser reads it: `scheme://host…`, no spaces, control characters or backslashes, the host as parsed (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
             return_url: string;
         };
         Order: {
@@ -1438,7 +1438,7 @@ export interface components {
             name: string;
             /** @description Order id from POST /v1/orders/. */
             order_id: string;
-            /** @description Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
+            /** @description Absolute https URL the browser is POSTed back to, written as a browser reads it: `scheme://host…`, no spaces, control characters or backslashes, the host as parsed (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
             return_url?: string;
             /** @description With method upi (docs/payments.md, "UPI"). */
             upi: {
@@ -1504,7 +1504,7 @@ export interface components {
             name: string;
             /** @description Order id from POST /v1/orders/. */
             order_id: string;
-            /** @description Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
+            /** @description Absolute https URL the browser is POSTed back to, written as a browser reads it: `scheme://host…`, no spaces, control characters or backslashes, the host as parsed (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi. */
             return_url: string;
             /** @description With method wallet: a key of `wallet` in the methods object, any case. */
             wallet: string;
@@ -3607,7 +3607,7 @@ export interface operations {
                     methods?: ("upi" | "netbanking" | "wallet")[];
                     /** @description Order id from POST /v1/orders/; not yet paid. */
                     order_id: string;
-                    /** @description Absolute https URL the browser is POSTed back to, signed, as for an S2S payment (test mode also http on localhost, 127.0.0.1, [::1]). */
+                    /** @description Absolute https URL the browser is POSTed back to, signed, as for an S2S payment: written as a browser reads it (test mode also http on localhost, 127.0.0.1, [::1]). */
                     return_url: string;
                 };
                 "application/x-www-form-urlencoded": {
@@ -3626,7 +3626,7 @@ export interface operations {
                     methods?: ("upi" | "netbanking" | "wallet")[];
                     /** @description Order id from POST /v1/orders/; not yet paid. */
                     order_id: string;
-                    /** @description Absolute https URL the browser is POSTed back to, signed, as for an S2S payment (test mode also http on localhost, 127.0.0.1, [::1]). */
+                    /** @description Absolute https URL the browser is POSTed back to, signed, as for an S2S payment: written as a browser reads it (test mode also http on localhost, 127.0.0.1, [::1]). */
                     return_url: string;
                 };
             };

@@ -20,7 +20,7 @@ export const CreateCheckoutSessionBody = Type.Object(
     order_id: Text(100, 'Order id from POST /v1/orders/; not yet paid.'),
     return_url: Text(
       2000,
-      'Absolute https URL the browser is POSTed back to, signed, as for an S2S payment (test mode also http on localhost, 127.0.0.1, [::1]).',
+      'Absolute https URL the browser is POSTed back to, signed, as for an S2S payment: written as a browser reads it (test mode also http on localhost, 127.0.0.1, [::1]).',
     ),
     customer: Type.Optional(
       Type.Object(

@@ -52,7 +52,7 @@ export const CreatePaymentBody = Type.Object(
     return_url: Type.Optional(
       Text(
         2000,
-        'Absolute https URL the browser is POSTed back to (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi.',
+        'Absolute https URL the browser is POSTed back to, written as a browser reads it: `scheme://host…`, no spaces, control characters or backslashes, the host as parsed (test mode also http on localhost, 127.0.0.1, [::1]). Required except with method upi.',
       ),
     ),
     method: PaymentMethod,

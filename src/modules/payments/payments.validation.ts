@@ -1,6 +1,7 @@
 import { isVpa } from '../../connectors/upi.js';
 import { KoshError } from '../../domain/errors.js';
 import type { Mode } from '../../domain/scope.js';
+import { readWrittenUrl } from '../../domain/urls.js';
 import type { CreatePayment } from './payments.model.js';
 
 const CONTACT = /^\+?[0-9]{8,15}$/;
@@ -95,25 +96,22 @@ function checkUpi(input: CreatePayment, required: (field: string) => KoshError):
   }
 }
 
-/** Absolute https; in test mode also http on the local machine (a merchant developing locally). */
+/**
+ * Absolute https; in test mode also http on the local machine (a merchant developing locally).
+ * The text must already be the URL a browser reads (`readWrittenUrl`): it is stored and used as
+ * sent, in the return page's form, its Content-Security-Policy and the return POST alike.
+ */
 export function checkReturnUrl(raw: string, mode: Mode): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new KoshError('invalid_return_url', 'return_url must be an absolute URL.', 'return_url');
-  }
-  if (url.username || url.password) {
-    throw new KoshError('invalid_return_url', 'return_url must not carry credentials.', 'return_url');
-  }
+  const refused = (message: string) => new KoshError('invalid_return_url', message, 'return_url');
+  const { url, problem } = readWrittenUrl(raw);
+  if (problem !== undefined) throw refused(`return_url ${problem}.`);
+  if (url.username || url.password) throw refused('return_url must not carry credentials.');
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && mode === 'test' && LOOPBACK_HOSTS.has(url.hostname)) return url;
-  throw new KoshError(
-    'invalid_return_url',
+  throw refused(
     mode === 'test'
       ? 'return_url must be an https URL (http is allowed only on localhost, 127.0.0.1 and [::1] in test mode).'
       : 'return_url must be an https URL.',
-    'return_url',
   );
 }
 
