@@ -1,10 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { merchantBody } from '../helpers/onboarding.js';
 import { createOrder, paymentBody } from '../helpers/payments.js';
 import { tenantDigest } from './fuzz.js';
 import { SecretLedger } from './secrets.js';
 import {
+  ACCEPTED_WEBSITES,
   PUBLIC_ADDRESS,
+  REFUSED_WEBSITES,
   RETURN_URL_CASES,
   UNSAFE_WEBHOOK_URLS_LIVE,
   WEBHOOK_DNS_ANSWERS,
@@ -15,10 +18,12 @@ describeEachDatabase('security: unsafe URLs over HTTP', (harness) => {
   const ledger = new SecretLedger();
   let merchant: TestAccount;
   let live: TestAccount;
+  let partner: TestAccount;
   beforeAll(async () => {
     merchant = await harness().merchant('URLs');
     live = await harness().liveKey(merchant);
-    ledger.add(merchant, live);
+    partner = await harness().partner('URLs partner');
+    ledger.add(merchant, live, partner);
     // The table's DNS, with no network: names not in it resolve to a public address.
     harness().container.resolver.lookup = async (hostname) =>
       (WEBHOOK_DNS_ANSWERS[hostname] ?? [PUBLIC_ADDRESS]).map((address) => ({
@@ -81,6 +86,33 @@ describeEachDatabase('security: unsafe URLs over HTTP', (harness) => {
         // Live mode has no method enabled yet: an accepted return_url gets as far as that refusal.
         expect(reply.json().error?.field, reply.body).not.toBe('return_url');
       }
+    });
+  });
+
+  describe('website', () => {
+    const PUBLIC_HOST = "The field 'website' must be an https URL with a public host name.";
+
+    it.each(REFUSED_WEBSITES)('onboarding refuses %s: %j', async (_name, website, reason) => {
+      const before = await tenantDigest(harness(), partner.id);
+      const reply = await harness().request('POST', '/v1/api-portal/merchants/', {
+        auth: partner,
+        json: merchantBody({ website }),
+      });
+      expect(reply.statusCode, reply.body).toBe(400);
+      expect(reply.json().error).toMatchObject({ code: 'invalid_field', field: 'website' });
+      if (reason === 'host') expect(reply.json().error.message).toBe(PUBLIC_HOST);
+      else expect(reply.json().error.message).toMatch(/^The field 'website' must /);
+      expect(await tenantDigest(harness(), partner.id)).toBe(before);
+    });
+
+    it.each(ACCEPTED_WEBSITES)('onboarding accepts %j, as sent', async (website) => {
+      const reply = await harness().request('POST', '/v1/api-portal/merchants/', {
+        auth: partner,
+        json: merchantBody({ website }),
+      });
+      expect(reply.statusCode, reply.body).toBe(200);
+      ledger.addValue(reply.json().data.credentials.secret_key);
+      expect(reply.json().data.website).toBe(website);
     });
   });
 

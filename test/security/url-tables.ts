@@ -56,6 +56,9 @@ export const UNSAFE_WEBHOOK_URLS_LIVE: [string, string][] = [
   ['SMTP port', 'https://hooks.example.com:25/kosh'],
   ['single-label host', 'https://intranet/kosh'],
   ['.internal name', 'https://metadata.google.internal/computeMetadata/v1/'],
+  ['.internal name with the root dot', 'https://metadata.google.internal./computeMetadata/v1/'],
+  ['localhost with the root dot', 'https://localhost./kosh'],
+  ['home.arpa itself', 'https://home.arpa/kosh'],
   ['name resolving to a private address', 'https://internal.example.com/kosh'],
   ['name with one private address among public ones', 'https://mixed.example.com/kosh'],
   ['name resolving to the metadata address', 'https://metadata.example.com/kosh'],
@@ -246,4 +249,65 @@ export const RETURN_URL_CASES: {
     test: 'accepted',
     live: 'accepted',
   },
+];
+
+/**
+ * A merchant's `website` (api-portal onboarding): an https URL on a name that can be a public site
+ * (docs/onboarding.md). Nothing connects to it, but it names the business to reviewers and
+ * customers, so an IP address (in any notation the URL parser reads) or a name that can only be
+ * private or special-use is refused. The third column: `host` rows are refused with the
+ * public-host message, `form` rows for how the URL is written.
+ */
+export const REFUSED_WEBSITES: [string, string, 'host' | 'form'][] = [
+  ['cloud metadata', 'https://169.254.169.254/', 'host'],
+  ['loopback IPv4', 'https://127.0.0.1', 'host'],
+  ['private 10/8', 'https://10.0.0.1', 'host'],
+  ['private 192.168/16', 'https://192.168.1.1/x', 'host'],
+  ['a public IPv4 address', `https://${PUBLIC_ADDRESS}/`, 'host'],
+  ['decimal IPv4', 'https://2130706433/', 'host'],
+  ['octal IPv4', 'https://0177.0.0.1/', 'host'],
+  ['hexadecimal IPv4', 'https://0x7f000001/', 'host'],
+  ['short IPv4', 'https://127.1/', 'host'],
+  ['IPv4 with the root dot', 'https://127.0.0.1./', 'host'],
+  ['IPv4 after a leading space', ' https://10.0.0.1/', 'host'],
+  ['IPv6 loopback', 'https://[::1]/', 'host'],
+  ['a public IPv6 address', 'https://[2606:4700:4700::1111]/', 'host'],
+  ['IPv4-mapped IPv6', 'https://[::ffff:169.254.169.254]/', 'host'],
+  ['localhost', 'https://localhost', 'host'],
+  ['localhost with the root dot', 'https://localhost./', 'host'],
+  ['a .localhost name', 'https://shop.localhost/', 'host'],
+  ['a .local name', 'https://shop.local', 'host'],
+  ['a .local name with the root dot', 'https://shop.local./', 'host'],
+  ['a single-label name', 'https://intranet/', 'host'],
+  ['a single label with the root dot', 'https://shop./', 'host'],
+  ['an .internal name', 'https://metadata.google.internal/', 'host'],
+  ['a .lan name', 'https://nas.lan/', 'host'],
+  ['a .home.arpa name', 'https://router.home.arpa/', 'host'],
+  ['an .arpa name', 'https://1.0.0.10.in-addr.arpa/', 'host'],
+  ['a .test name', 'https://shop.test/', 'host'],
+  ['an .example name', 'https://shop.example/', 'host'],
+  ['a documentation name (example.com)', 'https://www.example.com/', 'host'],
+  ['an .invalid name', 'https://shop.invalid/', 'host'],
+  ['an .onion name', 'https://kirana.onion/', 'host'],
+  ['an .alt name', 'https://shop.alt/', 'host'],
+  ['http, not https', 'http://kiranakart.in', 'host'],
+  ['ftp scheme', 'ftp://kiranakart.in/', 'host'],
+  ['credentials', 'https://user:pw@kiranakart.in/', 'host'],
+  ['not a URL', 'kiranakart.in', 'form'],
+  ['no // after the scheme', 'https:kiranakart.in', 'form'],
+  ['a slash and a backslash after the scheme', 'https:/\\kiranakart.in', 'form'],
+  ['a leading space', ' https://kiranakart.in', 'form'],
+  ['a trailing line break', 'https://kiranakart.in\n', 'form'],
+  ['a backslash before an @', 'https://kiranakart.in\\@evil.example/', 'form'],
+  ['a percent-encoded host', 'https://kiranakart%2Ein/', 'form'],
+];
+
+/** Websites onboarding accepts. */
+export const ACCEPTED_WEBSITES: string[] = [
+  'https://kiranakart.in',
+  'https://www.kiranakart.in/shop?ref=kosh',
+  'https://KiranaKart.in/',
+  'https://kiranakart.in./',
+  'https://shop.example.in',
+  'https://xn--bcher-kva.in/',
 ];

@@ -965,7 +965,7 @@ export interface components {
             legal_name: string;
             /** @description Business PAN, AAAAA9999A. */
             pan: string;
-            /** @description An https URL. */
+            /** @description An https URL on a public host name, written as a browser reads it: no IP address, no single-label, private-network or special-use name (.local, .internal, .test, .example …). */
             website?: string;
         };
         /**

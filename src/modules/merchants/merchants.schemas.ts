@@ -46,7 +46,13 @@ export const CreateMerchantBody = Type.Object(
     business_type: Type.Union(BUSINESS_TYPES.map((type) => Type.Literal(type)) as [TLiteral<BusinessType>]),
     business_category: Code,
     business_subcategory: Code,
-    website: Type.Optional(Type.String({ maxLength: 200, description: 'An https URL.' })),
+    website: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description:
+          'An https URL on a public host name, written as a browser reads it: no IP address, no single-label, private-network or special-use name (.local, .internal, .test, .example …).',
+      }),
+    ),
     address: Address,
     pan: Type.String({ pattern: '^[A-Z]{5}[0-9]{4}[A-Z]$', description: 'Business PAN, AAAAA9999A.' }),
     gstin: Type.Optional(

@@ -4,6 +4,7 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Mode, Scope } from '../../domain/scope.js';
+import { isPublicHostName, readWrittenUrl } from '../../domain/urls.js';
 import type { AccountsService, Credentials } from '../accounts/accounts.service.js';
 import { type MethodsConfig, upiMethods } from '../methods/methods.js';
 import type { MethodsService } from '../methods/methods.service.js';
@@ -27,17 +28,18 @@ function invalid(field: string, message: string): KoshError {
   return new KoshError('invalid_field', message, field);
 }
 
+/**
+ * An https URL on a name that can be a public site: no IP address in any notation, no
+ * private-network or special-use name (docs/onboarding.md). Judged as the URL parser reads it,
+ * and it must be written that way.
+ */
 function checkWebsite(website: string | undefined): void {
   if (website === undefined) return;
-  let url: URL;
-  try {
-    url = new URL(website);
-  } catch {
-    throw invalid('website', "The field 'website' must be an absolute https URL.");
-  }
-  if (url.protocol !== 'https:' || url.username || url.password || !url.hostname.includes('.')) {
+  const { url, problem } = readWrittenUrl(website);
+  if (url && (url.protocol !== 'https:' || url.username || url.password || !isPublicHostName(url.hostname))) {
     throw invalid('website', "The field 'website' must be an https URL with a public host name.");
   }
+  if (problem !== undefined) throw invalid('website', `The field 'website' ${problem}.`);
 }
 
 function checkTaxIds(input: CreateMerchant): void {

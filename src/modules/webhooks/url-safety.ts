@@ -3,6 +3,7 @@ import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { KoshError } from '../../domain/errors.js';
 import type { Mode } from '../../domain/scope.js';
+import { isLoopbackName, isPrivateName, literalAddress } from '../../domain/urls.js';
 import { isLoopback, specialPurposeBlock } from './special-addresses.js';
 
 /**
@@ -32,23 +33,12 @@ export const systemResolver: Resolver = {
 
 /** Ports below 1024 are system services; only the web's own ports are allowed among them. */
 const ALLOWED_LOW_PORTS = new Set([80, 443]);
-/** Names that never belong to the public internet. */
-const PRIVATE_NAME_SUFFIXES = ['.localhost', '.local', '.internal', '.home.arpa', '.lan', '.intranet'];
 const MAX_URL_LENGTH = 2048;
 
 export class UnsafeUrlError extends KoshError {
   constructor(reason: string) {
     super('invalid_webhook_url', `The webhook url is not allowed: ${reason}.`, 'url');
   }
-}
-
-function literalAddress(hostname: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
-  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
-  if (!ipaddr.isValid(bare)) return undefined;
-  // WHATWG URL parsing has already turned 2130706433 and 0177.0.0.1 into dotted decimal, so only
-  // canonical forms reach here; ipaddr's lenient forms are never trusted on their own.
-  if (!ipaddr.IPv6.isValid(bare) && !ipaddr.IPv4.isValidFourPartDecimal(bare)) return undefined;
-  return ipaddr.parse(bare);
 }
 
 /** Loopback, also written as IPv4-mapped IPv6 (`::ffff:127.0.0.1`), as a local resolver may answer. */
@@ -83,10 +73,6 @@ export interface WebhookUrlPolicy {
 
 function policyOf(target: Mode | WebhookUrlPolicy): WebhookUrlPolicy {
   return typeof target === 'string' ? { mode: target, allowLoopback: true } : target;
-}
-
-function isLoopbackName(hostname: string): boolean {
-  return hostname === 'localhost' || hostname.endsWith('.localhost');
 }
 
 /**
@@ -137,7 +123,7 @@ export function checkUrlShape(
         : `${hostname} is not a public host`,
     );
   }
-  if (!hostname.includes('.') || PRIVATE_NAME_SUFFIXES.some((suffix) => hostname.endsWith(suffix))) {
+  if (isPrivateName(hostname)) {
     throw new UnsafeUrlError(`${hostname} is not a public host name`);
   }
   return { url, literal: undefined };
