@@ -14,6 +14,11 @@ import {
 } from './url-tables.js';
 
 /** The URL tables through HTTP: what the routes decide, not only what the URL checks decide. */
+/** Every return_url case in each mode, with that mode's outcome. */
+const RETURN_URL_ROWS = RETURN_URL_CASES.flatMap((row) =>
+  (['test', 'live'] as const).map((mode) => ({ ...row, mode, outcome: row[mode] })),
+);
+
 describeEachDatabase('security: unsafe URLs over HTTP', (harness) => {
   const ledger = new SecretLedger();
   let merchant: TestAccount;
@@ -33,10 +38,7 @@ describeEachDatabase('security: unsafe URLs over HTTP', (harness) => {
   });
 
   describe('return_url', () => {
-    const rows = RETURN_URL_CASES.flatMap((row) =>
-      (['test', 'live'] as const).map((mode) => ({ ...row, mode, outcome: row[mode] })),
-    );
-    it.each(rows)('$mode mode: $name ($outcome)', async ({ url, mode, outcome, code }) => {
+    it.each(RETURN_URL_ROWS)('$mode mode: $name ($outcome)', async ({ url, mode, outcome, code }) => {
       const account = mode === 'live' ? live : merchant;
       const orderId = await createOrder(harness(), account);
       const before = await tenantDigest(harness(), account.id);
@@ -59,10 +61,7 @@ describeEachDatabase('security: unsafe URLs over HTTP', (harness) => {
   });
 
   describe('return_url of a checkout session', () => {
-    const rows = RETURN_URL_CASES.flatMap((row) =>
-      (['test', 'live'] as const).map((mode) => ({ ...row, mode, outcome: row[mode] })),
-    );
-    it.each(rows)('$mode mode: $name ($outcome)', async ({ url, mode, outcome, code }) => {
+    it.each(RETURN_URL_ROWS)('$mode mode: $name ($outcome)', async ({ url, mode, outcome, code }) => {
       const account = mode === 'live' ? live : merchant;
       const orderId = await createOrder(harness(), account);
       const before = await tenantDigest(harness(), account.id);
