@@ -131,8 +131,10 @@ function prototypeKeyPath(text: string): string | undefined {
   } catch {
     return undefined;
   }
+  // No deeper than a body the schema could accept (a deeper one is refused as invalid JSON), so that
+  // a hostile nesting cannot exhaust the stack.
   const search = (node: unknown, path: string[]): string[] | undefined => {
-    if (!node || typeof node !== 'object') return undefined;
+    if (!node || typeof node !== 'object' || path.length > MAX_KEY_DEPTH) return undefined;
     for (const [key, item] of Object.entries(node)) {
       const here = [...path, key];
       if (key === '__proto__') return here;

@@ -125,6 +125,17 @@ describeEachDatabase('HTTP conventions', (harness) => {
       expect(fine.json().data.metadata).toEqual({ amount: 1, x: '" : ' });
     });
 
+    it('answers a hostile nesting with a 400, a prototype key at its bottom included', async () => {
+      for (const inner of ['{"__proto__":1}', '{"a":1,"a":2}', '1']) {
+        const deep = `${'['.repeat(20_000)}${inner}${']'.repeat(20_000)}`;
+        const response = await harness().request('POST', '/v1/orders/', {
+          auth: merchant,
+          json: `{"amount":5000,"currency":"INR","metadata":{"x":${deep}}}`,
+        });
+        expect(response.statusCode, inner).toBe(400);
+      }
+    });
+
     it('refuses a JSON body that is not UTF-8 instead of storing U+FFFD', async () => {
       const before = await ordersOf();
       const payload = Buffer.concat([
