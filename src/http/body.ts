@@ -265,13 +265,23 @@ export function refuseUnstorableText(request: FastifyRequest): void {
 /**
  * An API route that declares no query parameters refuses any, as list routes refuse the ones they
  * do not declare: a parameter a caller thinks does something (`?expand=…`, `?amount=…` on a create)
- * must not be dropped silently. Only requests authenticated with a key are API requests; the
- * customer's pages and providers' returns keep their own rules.
+ * must not be dropped silently. A parameter given twice (`?limit=1&limit=50`) is refused by name, as
+ * a body field given twice is: no API parameter takes a list, and picking one would be a guess.
+ * Only requests authenticated with a key are API requests; the customer's pages and providers'
+ * returns keep their own rules.
  */
 export function refuseUndeclaredQuery(request: FastifyRequest): void {
   if (request.principal === undefined || !request.url.includes('?')) return;
-  if ((request.routeOptions.schema as { querystring?: unknown } | undefined)?.querystring) return;
-  const [name] = Object.keys(request.query as object);
+  const query = request.query as Record<string, unknown>;
+  if ((request.routeOptions.schema as { querystring?: unknown } | undefined)?.querystring) {
+    for (const name in query) {
+      if (Array.isArray(query[name])) {
+        throw new KoshError('invalid_field', `The query parameter '${name}' is given more than once.`, name);
+      }
+    }
+    return;
+  }
+  const [name] = Object.keys(query);
   if (name !== undefined) {
     throw new KoshError(
       'unknown_field',

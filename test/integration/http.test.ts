@@ -205,6 +205,22 @@ describeEachDatabase('HTTP conventions', (harness) => {
     expect((await harness().request('GET', '/v1/orders/?limit=1', { auth: merchant })).statusCode).toBe(200);
   });
 
+  it('refuses a query parameter given twice by name, whichever value would be read', async () => {
+    for (const url of [
+      '/v1/orders/?limit=1&limit=2',
+      '/v1/orders/?status=paid&status=paid',
+      '/v1/refunds/?limit=5&status=failed&status=processed',
+    ]) {
+      const response = await harness().request('GET', url, { auth: merchant });
+      expectError(response, 400, 'invalid_field');
+      const name = url.includes('limit=1&') ? 'limit' : 'status';
+      expect(response.json().error).toMatchObject({
+        field: name,
+        message: `The query parameter '${name}' is given more than once.`,
+      });
+    }
+  });
+
   it('gives every response an X-Request-Id and keeps a sane one from the caller', async () => {
     const generated = await harness().request('GET', '/healthz');
     expect(generated.headers['x-request-id']).toMatch(/^req_/);
