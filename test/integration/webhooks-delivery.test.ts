@@ -304,6 +304,19 @@ describeEachDatabase('webhook delivery', (harness) => {
         await harness().request('GET', '/v1/events/?type=order.paid', { auth: account })
       ).json();
       expect(byType.data.map((e: { id: string }) => e.id)).toEqual([paid.id]);
+      // A type Kosh never sends (a typo) is refused by name, not answered with an empty page.
+      for (const type of ['payment.capture', 'order.*', '*', 'PAYMENT.CAPTURED']) {
+        const refused = await harness().request('GET', `/v1/events/?type=${encodeURIComponent(type)}`, {
+          auth: account,
+        });
+        expect(refused.statusCode, type).toBe(400);
+        expect(refused.json().error).toMatchObject({ code: 'invalid_field', field: 'type' });
+        expect(refused.json().error.message).toContain('payment.captured');
+      }
+      const merchantType = await harness().request('GET', '/v1/events/?type=merchant.activated', {
+        auth: account,
+      });
+      expect(merchantType.statusCode).toBe(200);
       const page = (await harness().request('GET', '/v1/events/?limit=1', { auth: account })).json();
       expect(page).toMatchObject({ has_more: true, next_cursor: paid.id });
       const next = (

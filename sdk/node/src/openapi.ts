@@ -1098,7 +1098,7 @@ export interface components {
             /** @description `evt_` and an opaque suffix; also the `webhook-id` of its deliveries */
             id: string;
             mode: "test" | "live";
-            /** @description payment.pending, payment.captured, payment.failed, order.paid, merchant.* */
+            /** @description payment.pending, payment.captured, payment.failed, payment.late_authorisation, order.paid, refund.created, refund.processed, refund.failed, checkout_session.completed, checkout_session.expired, merchant.<status> */
             type: string;
         };
         HtmlFormAction: {
@@ -4446,7 +4446,7 @@ export interface operations {
                 /** @description false: events with a webhook delivery that has not succeeded (pending or failed); true: events all of whose deliveries succeeded. */
                 delivery_success?: boolean;
                 limit?: number;
-                /** @description Only events of this type */
+                /** @description Only events of this type: payment.pending, payment.captured, payment.failed, payment.late_authorisation, order.paid, refund.created, refund.processed, refund.failed, checkout_session.completed, checkout_session.expired, merchant.<status> */
                 type?: string;
             };
             header?: never;

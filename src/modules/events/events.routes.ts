@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
+import { KoshError } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
 import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
 import { Delivery, RedeliverBody } from '../webhooks/webhooks.schemas.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
-import { Event, EventListQuery } from './events.schemas.js';
+import { EVENT_TYPE, EVENT_TYPE_LIST, Event, EventListQuery } from './events.schemas.js';
 import type { EventsService } from './events.service.js';
 
 const tags = ['Events'];
@@ -33,7 +34,18 @@ export function registerEventRoutes(
         response: { 200: listOf(Event), ...errorResponses(400) },
       },
     },
-    async (request) => events.list(principalOf(request), request.query),
+    async (request) => {
+      // A type Kosh never sends is a typo: refused, not answered with an empty page.
+      const { type } = request.query;
+      if (type !== undefined && !EVENT_TYPE.test(type)) {
+        throw new KoshError(
+          'invalid_field',
+          `The query parameter 'type' must be an event type Kosh sends: ${EVENT_TYPE_LIST}.`,
+          'type',
+        );
+      }
+      return events.list(principalOf(request), request.query);
+    },
   );
 
   app.get(

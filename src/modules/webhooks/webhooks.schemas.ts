@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import type { Same } from '../../http/schemas.js';
+import { EVENT_TYPE_ALTERNATIVES, EVENT_TYPE_LIST } from '../events/events.schemas.js';
 import type {
   CreateEndpoint,
   DeliveryAttempt,
@@ -8,15 +9,13 @@ import type {
   UpdateEndpoint,
 } from './webhooks.model.js';
 
-const EventTypePattern =
-  '^(\\*|payment\\.(pending|captured|failed|late_authorisation)|order\\.paid|refund\\.(created|processed|failed)|checkout_session\\.(completed|expired)|merchant\\.[a-z_]{1,40})$';
+const EventTypePattern = `^(\\*|${EVENT_TYPE_ALTERNATIVES})$`;
 
 const EnabledEvents = Type.Array(Type.String({ pattern: EventTypePattern, maxLength: 60 }), {
   minItems: 1,
   maxItems: 50,
   uniqueItems: true,
-  description:
-    'Event types sent to this endpoint: payment.pending, payment.captured, payment.failed, payment.late_authorisation, order.paid, refund.created, refund.processed, refund.failed, checkout_session.completed, checkout_session.expired, merchant.<status>; or ["*"] for every type (the default).',
+  description: `Event types sent to this endpoint: ${EVENT_TYPE_LIST}; or ["*"] for every type (the default).`,
 });
 
 const Url = Type.String({
