@@ -146,6 +146,11 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return constraint === undefined || (error as { constraint?: string }).constraint === constraint;
 }
 
+/** A row the database refused for breaking the named rule (a CHECK constraint or a rule trigger). */
+export function isCheckViolation(error: unknown, constraint: string): boolean {
+  return sqlState(error) === '23514' && (error as { constraint?: string }).constraint === constraint;
+}
+
 /**
  * A database that cannot be reached is the service's problem, not the caller's: it becomes a 503
  * with a stable code. Errors from SQL itself pass through untouched.

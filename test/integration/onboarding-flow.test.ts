@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PASSWORD, Visitor } from '../helpers/dashboard-visitor.js';
 import { basicAuth, describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
 import { BANK, merchantBody, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
@@ -163,6 +164,40 @@ describeEachDatabase(
       expect(test.statusCode).toBe(200);
       secrets.push(test.json().data.secret_key);
       expect(test.json().data.api_key).toMatch(/^key_test_/);
+
+      // However the live key is asked for: the merchant's own dashboard in live mode, an admin
+      // command, or SQL. The database refuses it.
+      const visitor = new Visitor(harness, '198.51.100.77');
+      const email = `owner-${merchant.id}@shop.example`;
+      await harness().container.services.dashboardUsers.createUser({
+        accountId: merchant.id,
+        email,
+        password: PASSWORD,
+      });
+      expect((await visitor.login(email)).statusCode).toBe(303);
+      expect((await visitor.submit('/dashboard/', '/dashboard/mode/', { mode: 'live' })).statusCode).toBe(
+        303,
+      );
+      const fromDashboard = await visitor.submit('/dashboard/keys/', '/dashboard/keys/');
+      expect(fromDashboard.statusCode).toBe(403);
+      expect(fromDashboard.body).toContain('can hold only test keys');
+      expect(fromDashboard.body).not.toMatch(/sk_live_/);
+      await expect(harness().container.services.accounts.issueKey(merchant.id, 'live')).rejects.toMatchObject(
+        {
+          code: 'account_not_activated',
+        },
+      );
+      await expect(
+        harness().container.db.query(
+          `INSERT INTO api_keys (api_key, account_id, mode, secret_hash) VALUES ('key_live_forged', $1, 'live', '\\x00')`,
+          [merchant.id],
+        ),
+      ).rejects.toMatchObject({ code: '23514', constraint: 'api_keys_live_only_for_live_merchants' });
+      const liveKeys = await harness().container.db.query(
+        `SELECT api_key FROM api_keys WHERE account_id = $1 AND mode = 'live'`,
+        [merchant.id],
+      );
+      expect(liveKeys).toEqual([]);
     });
 
     it('suspends a merchant (its keys stop working, VPAs too) and re-activates it', async () => {

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../db/db.js';
+import { type Db, isCheckViolation, type Queryable } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
@@ -119,7 +119,16 @@ export function createAccountsService(deps: {
     }
     const apiKey = newApiKey(mode);
     const secretKey = newSecretKey(mode);
-    await repo.insertKey(tx, { apiKey, accountId, mode, secretHash: hashSecret(pepper, secretKey) });
+    try {
+      await repo.insertKey(tx, { apiKey, accountId, mode, secretHash: hashSecret(pepper, secretKey) });
+    } catch (error) {
+      // The database's rule (migration 0022): a merchant onboarded in test mode holds no live key.
+      if (!isCheckViolation(error, 'api_keys_live_only_for_live_merchants')) throw error;
+      throw new KoshError(
+        'account_not_activated',
+        `${accountId} was onboarded in test mode and can hold only test keys; a live merchant is onboarded with a live partner key.`,
+      );
+    }
     return { account_id: accountId, api_key: apiKey, secret_key: secretKey, mode };
   }
 
