@@ -42,6 +42,14 @@ describeEachDatabase('security: authentication', (harness) => {
     ['an empty api key', () => basic(`:${merchant.credentials.secret_key}`)],
     ['an empty secret', () => basic(`${merchant.credentials.api_key}:`)],
     ['an over-long value', () => `Basic ${'A'.repeat(5_000)}`],
+    // An api key Kosh could not have issued is no key: never a database error (a NUL was a 500).
+    ['an api key with a NUL', () => basic(`key_test_\u0000:${merchant.credentials.secret_key}`)],
+    [
+      'an api key ending in a NUL',
+      () => basic(`${merchant.credentials.api_key}\u0000:${merchant.credentials.secret_key}`),
+    ],
+    ['an api key with a space', () => basic(`key_test_ab cd:${merchant.credentials.secret_key}`)],
+    ['an api key with letters outside ASCII', () => basic(`key_test_é😀:${merchant.credentials.secret_key}`)],
   ];
   it.each(malformed)('refuses %s with 401 invalid_credentials', async (_name, header) => {
     const reply = await get(header());

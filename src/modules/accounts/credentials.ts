@@ -20,10 +20,13 @@ export function newSecretKey(mode: Mode): string {
   return `sk_${mode}_${randomBytes(32).toString('base64url')}`;
 }
 
+/** An api_key as Kosh writes them; anything else (a NUL, a space, other letters) is no key at all. */
+const API_KEY = /^key_(?:test|live)_[A-Za-z0-9]{1,55}$/;
+
+/** The mode an api_key is for; undefined when it is not one Kosh could have issued. */
 export function modeOfApiKey(apiKey: string): Mode | undefined {
-  if (apiKey.startsWith('key_test_')) return 'test';
-  if (apiKey.startsWith('key_live_')) return 'live';
-  return undefined;
+  if (!API_KEY.test(apiKey)) return undefined;
+  return apiKey.startsWith('key_test_') ? 'test' : 'live';
 }
 
 export function hashSecret(pepper: string, secret: string): Buffer {
