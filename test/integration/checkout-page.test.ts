@@ -247,6 +247,28 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     expect(await paymentsOf(session.id)).toEqual([]);
   });
 
+  it('starts nothing from the link of a merchant that was suspended, and takes it back when re-activated', async () => {
+    const account = await harness().merchant('Suspended Shop');
+    const session = await helpers.session(account);
+    const { accounts } = harness().container.services;
+    await harness().container.db.transaction((tx) => accounts.setStatus(tx, account.id, 'suspended'));
+    const shown = await page(session.id);
+    expect(shown.statusCode).toBe(403);
+    expect(shown.body).toContain('This payment link is not available');
+    expect(shown.body).not.toContain('<form');
+    for (const pay of ['upi', 'bank:HDFC', 'wallet:payzapp']) {
+      const refused = await post(session.id, { pay, ...CUSTOMER });
+      expect(refused.statusCode, pay).toBe(403);
+      expect(refused.body).toContain('This payment link is not available');
+    }
+    expect(await paymentsOf(session.id)).toEqual([]);
+
+    await harness().container.db.transaction((tx) => accounts.setStatus(tx, account.id, 'activated'));
+    expect((await page(session.id)).statusCode).toBe(200);
+    expect((await post(session.id, { pay: 'bank:HDFC', ...CUSTOMER })).statusCode).toBe(303);
+    expect(await paymentsOf(session.id)).toHaveLength(1);
+  });
+
   it(`stops a session at ${CHECKOUT_MAX_ATTEMPTS} payments`, async () => {
     const session = await helpers.session(merchant, { customer: CUSTOMER });
     for (let i = 0; i < CHECKOUT_MAX_ATTEMPTS; i++) {

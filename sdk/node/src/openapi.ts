@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * Hosted checkout page (browser)
-         * @description The customer’s page of a checkout session (`data.url`): UPI, net banking and wallets as the session allows. A completed session shows that the order is paid, with a link back to the merchant (the captured payment’s signed return); an expired one answers 410.
+         * @description The customer’s page of a checkout session (`data.url`): UPI, net banking and wallets as the session allows. A completed session shows that the order is paid, with a link back to the merchant (the captured payment’s signed return); an expired one answers 410, and an open one of a merchant that cannot take payments now (suspended) 403.
          */
         get: operations["showCheckoutPage"];
         put?: never;

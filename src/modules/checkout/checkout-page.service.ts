@@ -53,7 +53,9 @@ export type CheckoutPageView =
       returnPage: string;
       test: boolean;
     }
-  | { kind: 'expired'; merchantName: string; amount: number; currency: string };
+  | { kind: 'expired'; merchantName: string; amount: number; currency: string }
+  /** The merchant cannot take payments now (suspended, or a live merchant no longer activated). */
+  | { kind: 'unavailable'; merchantName: string; amount: number; currency: string };
 
 /** The page's form, as the browser posts it. */
 export interface CheckoutForm {
@@ -108,6 +110,11 @@ function choose(form: CheckoutForm, userAgent: string | null): PaymentChoice {
   throw new KoshError('missing_field', 'Choose how to pay.', 'pay');
 }
 
+/** Whether the merchant may take a payment in `mode` now: as its keys are refused (403) when not. */
+function takesPayments(account: { status: string }, mode: Mode): boolean {
+  return account.status !== 'suspended' && (mode === 'test' || account.status === 'activated');
+}
+
 /**
  * The customer's side of a hosted checkout session (docs/checkout.md): what the page at
  * `/checkout/<id>/` shows, and the payment a choice on it starts. It holds no key: the session's
@@ -146,6 +153,9 @@ export function createCheckoutPageService(deps: {
         };
       }
       if (session.status !== 'open') return { kind: 'expired', merchantName: account.name, ...order };
+      if (!takesPayments(account, session.mode)) {
+        return { kind: 'unavailable', merchantName: account.name, ...order };
+      }
       const [offered, attempts] = await Promise.all([
         methods.offered(scope.accountId, scope.mode),
         payments.checkoutAttempts(session.id),
@@ -188,6 +198,14 @@ export function createCheckoutPageService(deps: {
      */
     async start(sessionId: string, form: CheckoutForm, userAgent: string | null): Promise<StartedStep> {
       const choice = choose(form, userAgent);
+      // The link is the merchant's: it starts nothing while the merchant's own keys would be refused.
+      const session = await checkout.session(sessionId);
+      if (!takesPayments(await accounts.getAccount(session.account_id), session.mode)) {
+        throw new KoshError(
+          'account_not_activated',
+          'This merchant cannot take payments now; nothing was charged.',
+        );
+      }
       const { count } = await payments.checkoutAttempts(sessionId);
       if (count >= CHECKOUT_MAX_ATTEMPTS) {
         throw new KoshError(

@@ -216,6 +216,18 @@ ${header(view.merchantName, amount, null, view.test)}
       formTargets: [],
     };
   }
+  if (view.kind === 'unavailable') {
+    const body = `<main>
+${header(view.merchantName, amount, null, false)}
+<h2>This payment link is not available</h2>
+<p>${escapeHtml(view.merchantName)} cannot take payments right now, and nothing was charged through this link. Contact ${escapeHtml(view.merchantName)} to pay another way.</p>
+</main>`;
+    return {
+      status: 403,
+      html: checkoutDocument('Payment link not available', nonce, body),
+      formTargets: [],
+    };
+  }
   if (view.kind === 'expired') {
     const body = `<main>
 ${header(view.merchantName, amount, null, false)}
