@@ -294,7 +294,18 @@ export function refuseUndeclaredQuery(request: FastifyRequest): void {
 interface SchemaLike {
   type?: string | string[];
   properties?: Record<string, SchemaLike>;
+  /** A record's values (`Type.Record`): `netbanking[HDFC]=false`. */
+  patternProperties?: Record<string, SchemaLike>;
   anyOf?: SchemaLike[];
+}
+
+/** The schema of one key of an object: a declared property, or the values of a record whose pattern it matches. */
+function propertyOf(schema: SchemaLike, key: string): SchemaLike | undefined {
+  if (schema.properties && Object.hasOwn(schema.properties, key)) return schema.properties[key];
+  for (const pattern in schema.patternProperties) {
+    if (new RegExp(pattern, 'u').test(key)) return schema.patternProperties[pattern];
+  }
+  return undefined;
 }
 
 function coerceValue(value: unknown, schema: SchemaLike | undefined): unknown {
@@ -312,10 +323,10 @@ function coerceValue(value: unknown, schema: SchemaLike | undefined): unknown {
  * boolean, at the top level and one level down (`upi[expiry_minutes]=15`).
  */
 function coerceObject(target: unknown, schema: SchemaLike | undefined, depth = 0): void {
-  if (!target || typeof target !== 'object' || !schema?.properties) return;
+  if (!target || typeof target !== 'object' || !(schema?.properties || schema?.patternProperties)) return;
   const record = target as Record<string, unknown>;
   for (const [key, value] of Object.entries(record)) {
-    const property = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
+    const property = propertyOf(schema, key);
     if (depth === 0 && value && typeof value === 'object') coerceObject(value, property, depth + 1);
     else record[key] = coerceValue(value, property);
   }

@@ -347,6 +347,23 @@ describeEachDatabase('api-portal merchants', (harness) => {
       await harness().request('PATCH', url, { auth: partner, json: { netbanking: { HDFC: true } } });
       const again = (await harness().request('GET', '/v1/payments/methods/', { auth })).json();
       expect(again.netbanking.HDFC).toBe('HDFC Bank');
+
+      // The same as a bracket-nested form, as every body may be sent.
+      const asForm = await harness().request('PATCH', url, {
+        auth: partner,
+        form: { 'netbanking[HDFC]': 'false', 'wallet[payzapp]': 'false', 'upi[collect]': 'false' },
+      });
+      expect(asForm.statusCode, asForm.body).toBe(200);
+      const fromForm = (await harness().request('GET', '/v1/payments/methods/', { auth })).json();
+      expect(fromForm.netbanking.HDFC).toBeUndefined();
+      expect(fromForm.wallet.payzapp).toBeUndefined();
+      expect(fromForm.upi.collect).toBe(false);
+      const notBoolean = await harness().request('PATCH', url, {
+        auth: partner,
+        form: { 'netbanking[HDFC]': 'off' },
+      });
+      expect(notBoolean.statusCode).toBe(400);
+      expect(notBoolean.json().error).toMatchObject({ code: 'invalid_field', field: 'netbanking.HDFC' });
     });
 
     it.each([
