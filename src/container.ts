@@ -8,7 +8,7 @@ import { createSandboxConnector } from './connectors/sandbox/sandbox.connector.j
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
-import { openPostgres } from './db/postgres.js';
+import { checkReachable, openPostgres } from './db/postgres.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { createFailpoints, type Failpoints } from './domain/failpoints.js';
 import { createIdGenerator, type IdGenerator } from './domain/ids.js';
@@ -55,12 +55,17 @@ import { sealSecrets } from './security/sealed-columns.js';
 
 export async function openDatabase(config: Config): Promise<Db> {
   if (config.databaseUrl) {
-    return openPostgres(config.databaseUrl, {
+    const db = openPostgres(config.databaseUrl, {
       poolSize: config.dbPoolSize,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
       transactionGuard: config.transactionGuard,
     });
+    await checkReachable(db, config.databaseUrl).catch(async (error: unknown) => {
+      await db.close();
+      throw error;
+    });
+    return db;
   }
   return openPglite({
     dataDir: config.dataDir,

@@ -7,6 +7,7 @@ import { TRIGGERS, TriggerError, trigger } from './cli/trigger.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
+import { DatabaseStartError } from './db/postgres.js';
 import { KoshError } from './domain/errors.js';
 
 const USAGE = `Usage: kosh <command> [options]
@@ -127,6 +128,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof ConfigError ||
     error instanceof AddressUnavailableError ||
     error instanceof DataDirLockedError ||
+    error instanceof DatabaseStartError ||
     error instanceof UsageError ||
     error instanceof ListenError ||
     error instanceof AdminChannelError ||
@@ -137,7 +139,12 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);
     process.exit(error instanceof UsageError ? 64 : 1);
   }
-  if (error instanceof Error && 'code' in error && error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+  // An unknown option, or one given without its value (`--data-dir` at the end).
+  if (
+    error instanceof Error &&
+    'code' in error &&
+    (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+  ) {
     process.stderr.write(`kosh: ${error.message}\n\n${USAGE}\n`);
     process.exit(64);
   }

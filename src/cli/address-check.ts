@@ -16,6 +16,11 @@ export function listenFailure(error: unknown, host: string, port: number): unkno
       `this user may not listen on ${host}:${port}: choose a port above 1023 (--port N, or PORT=N), or put a proxy in front.`,
     );
   }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') {
+    return new AddressUnavailableError(
+      `${host} is not a name this machine can resolve to an address to listen on (HOST, or --host).`,
+    );
+  }
   if (code === 'EADDRNOTAVAIL') {
     return new AddressUnavailableError(`${host} is not an address of this machine (HOST, or --host).`);
   }

@@ -41,6 +41,34 @@ export function openPostgres(connectionString: string, options: PostgresOptions)
   });
 }
 
+/** The database a start was given cannot be used; said in one sentence, as a bad setting is. */
+export class DatabaseStartError extends Error {}
+
+/**
+ * Asks the database once, at start, so that a wrong DATABASE_URL (no server there, no such
+ * database, a refused login) is said in one sentence naming it, without its password.
+ */
+export async function checkReachable(db: Db, connectionString: string): Promise<void> {
+  try {
+    await db.query('SELECT 1');
+  } catch (error) {
+    const reason = String((error as { cause?: unknown }).cause ?? (error as Error).message ?? error);
+    throw new DatabaseStartError(
+      `cannot use the PostgreSQL database of DATABASE_URL (${whereIs(connectionString)}): ${reason}.`,
+    );
+  }
+}
+
+/** host:port/database of a connection string, never its user's password. */
+function whereIs(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname || '/'}`;
+  } catch {
+    return 'as given';
+  }
+}
+
 /** How long to wait before opening a lost listening connection again. */
 const RELISTEN_MS = 1_000;
 

@@ -178,6 +178,57 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       expect(process.output()).toMatch(/Invalid setting PORT/);
     });
 
+    it('says in one sentence what is wrong with a host, a database or an option, never a stack trace', async () => {
+      const server = new URL(
+        process.env.KOSH_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+      );
+      const missing = new URL(server);
+      missing.password = 'not-printed';
+      missing.pathname = `/kosh_missing_${randomBytes(4).toString('hex')}`;
+      const postgres = (url: string) => ({
+        DATABASE_URL: url,
+        KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      });
+      const cases: [string, string[], Record<string, string>, number, string][] = [
+        [
+          'a host name',
+          ['serve'],
+          { KOSH_DATA_DIR: tempDir(), HOST: 'not_a_host', PORT: '0' },
+          1,
+          'kosh: not_a_host is not a name this machine can resolve to an address to listen on (HOST, or --host).',
+        ],
+        [
+          'a database that does not exist',
+          ['serve'],
+          { PORT: '0', ...postgres(missing.href) },
+          1,
+          `kosh: cannot use the PostgreSQL database of DATABASE_URL (${server.hostname}:${server.port || '5432'}${missing.pathname}): database "${missing.pathname.slice(1)}" does not exist.`,
+        ],
+        [
+          'no server at the address',
+          ['migrate'],
+          postgres('postgres://postgres@127.0.0.1:1/kosh'),
+          1,
+          'kosh: cannot use the PostgreSQL database of DATABASE_URL (127.0.0.1:1/kosh): connect ECONNREFUSED 127.0.0.1:1.',
+        ],
+        [
+          'an option without its value',
+          ['serve', '--data-dir'],
+          {},
+          64,
+          "kosh: Option '--data-dir <value>' argument missing",
+        ],
+      ];
+      await Promise.all(
+        cases.map(async ([name, args, env, code, sentence]) => {
+          const started = runKosh(args, env);
+          expect(await started.exited, name).toBe(code);
+          expect(started.output(), name).toContain(sentence);
+          expect(started.output(), name).not.toMatch(/\n\s+at |not-printed/);
+        }),
+      );
+    });
+
     it('refuses a port another process holds in one sentence, before creating a sandbox', async () => {
       const holder = net.createServer();
       await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
