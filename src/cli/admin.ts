@@ -97,8 +97,7 @@ export async function executeAdmin(
       return { ...credentials, status: account.status };
     }
     case 'merchant operate': {
-      const merchant = await merchants.operate(request.merchant, request.action, request.reason);
-      return { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
+      return merchants.operateAny(request.merchant, request.action, request.reason);
     }
     case 'partner create': {
       const { account, credentials } = await accounts.createAccountWithTestKey({

@@ -55,11 +55,28 @@ describe('kosh merchant activate|clarify|suspend', () => {
 
     // The refusals that do not depend on the merchant's state run with the first one: each call
     // is a process start, the slow part of this test.
-    const [early, clarify, missing] = await Promise.all([
+    // A merchant made by `kosh merchant create` has no onboarding review: it is suspended and
+    // activated as an account, and there is nothing to clarify.
+    const direct = await harness.merchant('Direct shop');
+    const [early, clarify, missing, directSuspended, directClarify, noPartner] = await Promise.all([
       kosh('merchant', 'activate', mid),
       kosh('merchant', 'clarify', mid),
       kosh('merchant', 'activate', 'mid_00000000000000000000000000'),
+      kosh('merchant', 'suspend', direct.id, '--json'),
+      kosh('merchant', 'clarify', direct.id, '--reason', 'Which shop?'),
+      kosh('merchant', 'create', '--name', 'Child', '--partner', 'ptr_00000000000000000000000000'),
     ]);
+    expect(JSON.parse(directSuspended.stdout)).toEqual({
+      merchant_id: direct.id,
+      status: 'suspended',
+      mode: null,
+    });
+    const directBlocked = await harness.request('GET', '/v1/payments/methods/', { auth: direct });
+    expect(directBlocked.statusCode).toBe(403);
+    expect(directClarify.code).toBe(1);
+    expect(directClarify.stderr).toContain('was not onboarded through a partner');
+    expect(noPartner.code).toBe(1);
+    expect(noPartner.stderr).toContain("kosh: No partner with id 'ptr_00000000000000000000000000'.");
     expect(early.code).toBe(1);
     expect(early.stderr).toContain('still due: bank_details');
 
@@ -77,7 +94,16 @@ describe('kosh merchant activate|clarify|suspend', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('is activated');
 
-    const suspended = await kosh('merchant', 'suspend', mid, '--json');
+    const [suspended, directActivated] = await Promise.all([
+      kosh('merchant', 'suspend', mid, '--json'),
+      kosh('merchant', 'activate', direct.id, '--json'),
+    ]);
+    expect(JSON.parse(directActivated.stdout)).toEqual({
+      merchant_id: direct.id,
+      status: 'activated',
+      mode: null,
+    });
+    expect((await harness.request('GET', '/v1/payments/methods/', { auth: direct })).statusCode).toBe(200);
     expect(JSON.parse(suspended.stdout).status).toBe('suspended');
     const fetched = await harness.request('GET', `/v1/api-portal/merchants/${mid}/`, { auth: partner });
     expect(fetched.json().data.status).toBe('suspended');

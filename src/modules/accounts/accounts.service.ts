@@ -96,6 +96,10 @@ export function createAccountsService(deps: {
   const { keyCache, accountCache } = deps;
 
   async function createAccount(tx: Queryable, input: NewAccount): Promise<AccountRow> {
+    if (input.partnerId !== undefined && input.partnerId !== null) {
+      const partner = await repo.findAccount(tx, input.partnerId);
+      if (partner?.kind !== 'partner') throw notFound('partner', input.partnerId);
+    }
     const account = await repo.insertAccount(tx, {
       id: ids.next(input.kind === 'merchant' ? 'mid' : 'ptr'),
       kind: input.kind,

@@ -269,6 +269,38 @@ export function createMerchantsService(deps: {
         return merchantView(tx, repos, updated);
       });
     },
+
+    /**
+     * The operator's `kosh merchant activate|suspend|clarify`, for every merchant: one a partner
+     * onboarded goes through its onboarding review (`operate`); one made by `kosh merchant create`
+     * (or the sandbox's) has no review in Kosh, so it is activated or suspended as an account, and
+     * `clarify`, which asks about a review, is refused.
+     */
+    async operateAny(
+      merchantId: string,
+      action: 'activate' | 'clarify' | 'suspend',
+      note?: string,
+    ): Promise<{ merchant_id: string; status: string; mode: Mode | null }> {
+      if (await repos.merchants.findProfileById(db, merchantId)) {
+        const merchant = await this.operate(merchantId, action, note);
+        return { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
+      }
+      const account = await accounts.getAccount(merchantId).catch(() => undefined);
+      if (account?.kind !== 'merchant') throw notFound('merchant', merchantId);
+      if (action === 'clarify') {
+        throw new KoshError(
+          'state_conflict',
+          `The merchant ${merchantId} was not onboarded through a partner, so it has no review to ask about: activate or suspend it.`,
+        );
+      }
+      const to = action === 'activate' ? 'activated' : 'suspended';
+      if (account.status === to)
+        throw new KoshError('state_conflict', `The merchant ${merchantId} is ${to} already.`);
+      const updated = await db.transaction((tx) =>
+        accounts.transitionStatus(tx, merchantId, account.status, to),
+      );
+      return { merchant_id: updated.id, status: updated.status, mode: null };
+    },
   };
 }
 
