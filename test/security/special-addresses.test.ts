@@ -167,6 +167,10 @@ describeEachDatabase(
         const reply = await harness().request('POST', '/v1/webhooks/', { auth: merchant, json: { url } });
         expect(reply.statusCode, url).toBe(400);
         expect(reply.json().error.code).toBe('invalid_webhook_url');
+        // The setting that would allow it is named, whether the URL names the host or its address.
+        expect(reply.json().error.message, url).toContain(
+          'is this machine, and this Kosh does not send test webhooks to it (KOSH_ALLOW_LOOPBACK_WEBHOOKS)',
+        );
       }
       const send = createHttpSender(harness().container.resolver, harness().container.db, {
         allowLoopback: false,

@@ -111,7 +111,11 @@ export function checkUrlShape(
   if (literal) {
     const address = literal.toString();
     if (!isAllowedAddress(address, mode, allowLoopback)) {
-      throw new UnsafeUrlError(`${hostname} is not a public address`);
+      throw new UnsafeUrlError(
+        mode === 'test' && isLoopbackAddress(literal)
+          ? `${hostname} is this machine, and this Kosh does not send test webhooks to it (KOSH_ALLOW_LOOPBACK_WEBHOOKS)`
+          : `${hostname} is not a public address`,
+      );
     }
     return { url, literal: address };
   }
