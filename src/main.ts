@@ -15,9 +15,10 @@ const USAGE = `Usage: kosh <command> [options]
 Commands:
   serve                                  start the HTTP service (default)
   worker                                 run background jobs (webhook delivery) without HTTP
-  webhooks listen [--forward-to URL] [--api-url URL] [--events a,b]
+  webhooks listen [--forward-to URL] [--api-url URL] [--events a,b] [--listen-port N]
+                 [--api-key KEY --secret-key SECRET]
                                          receive test-mode webhooks on this machine; the key
-                                         comes from KOSH_API_KEY and KOSH_SECRET_KEY
+                                         also comes from KOSH_API_KEY and KOSH_SECRET_KEY
   migrate                                apply pending database migrations and exit
   merchant create --name NAME [--partner ID]
                                          create a merchant with a test key
@@ -28,8 +29,9 @@ Commands:
   trigger EVENT [--api-url URL] [--method netbanking|upi]
                                          fire a test-mode event for real: creates the objects and
                                          walks the sandbox (payment.captured, payment.failed,
-                                         payment.pending, order.paid, refund.processed) with a
-                                         net-banking payment, or a UPI one (--method upi)
+                                         payment.pending, order.paid, refund.created,
+                                         refund.processed) with a net-banking payment, or a UPI
+                                         one (--method upi)
   keys create --account ID --mode test|live
                                          issue a key (live keys need an activated account)
   users create --account ID --email EMAIL [--password PASSWORD]

@@ -38,6 +38,15 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
+/** The admin commands' actions, by command. */
+const ADMIN_ACTIONS = {
+  merchant: ['create', 'activate', 'clarify', 'suspend'],
+  partner: ['create'],
+  keys: ['create'],
+  users: ['create'],
+  encryption: ['rotate'],
+} as const;
+
 /** Reads an admin command line; an unknown command or a missing option is a UsageError. */
 export function parseAdmin(
   command: string,
@@ -76,8 +85,16 @@ export function parseAdmin(
       };
     case 'encryption rotate':
       return { command: line };
-    default:
+    default: {
+      // `kosh merchant` alone is a command without its action: name the ones it takes.
+      const actions = ADMIN_ACTIONS[command as keyof typeof ADMIN_ACTIONS];
+      if (actions && sub === undefined) {
+        throw new UsageError(
+          `${command} needs an action: ${actions.map((a) => `${command} ${a}`).join(', ')}.`,
+        );
+      }
       throw new UsageError(line ? `Unknown command: ${line}` : 'No command given.');
+    }
   }
 }
 

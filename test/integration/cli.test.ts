@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TRIGGERS } from '../../src/cli/trigger.js';
 import { DashboardClient } from '../helpers/dashboard-client.js';
 import { createEmptyPostgresDatabase } from '../helpers/databases.js';
 import { freePort, type KoshProcess, ROOT, runKosh } from '../helpers/process.js';
@@ -160,16 +161,26 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
 
     it('prints the usage for an unknown or incomplete command, without touching any data folder', async () => {
       const untouched = path.join(tempDir(), 'never-created');
-      for (const args of [['frobnicate'], ['keys'], ['merchant', 'create']]) {
-        const process = runKosh(args, { KOSH_DATA_DIR: untouched });
+      for (const [args, says] of [
+        [['frobnicate'], 'Unknown command: frobnicate'],
+        [['keys'], 'keys needs an action: keys create.'],
+        [['merchant'], 'merchant needs an action: merchant create, merchant activate'],
+        [['merchant', 'create'], '--name'],
+      ] as const) {
+        const process = runKosh([...args], { KOSH_DATA_DIR: untouched });
         expect(await process.exited, args.join(' ')).toBe(64);
         expect(process.output()).toContain('Usage: kosh <command>');
+        expect(process.output()).toContain(says);
       }
       expect(fs.existsSync(untouched)).toBe(false);
       // npx kosh, as the docs write it: the package's own bin in a clone.
       const help = spawnSync('npx', ['--no-install', 'kosh', '--help'], { cwd: ROOT, encoding: 'utf8' });
       expect(help.status, help.stderr).toBe(0);
       expect(help.stdout).toContain('trigger EVENT');
+      // Every event `trigger` takes, and every option of `webhooks listen`, is in the usage.
+      for (const word of [...Object.keys(TRIGGERS), '--listen-port', '--api-key', '--secret-key']) {
+        expect(help.stdout).toContain(word);
+      }
     });
 
     it('refuses to start on a bad setting and names it', async () => {
