@@ -321,6 +321,13 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       Number.MAX_SAFE_INTEGER,
     );
     if (minAmount > maxAmount) {
+      // Blame the one that was set: a maximum below the default minimum names the maximum.
+      if (merged[`KOSH_MIN_AMOUNT_${currency.code}`] === undefined) {
+        throw new ConfigError(
+          `KOSH_MAX_AMOUNT_${currency.code}`,
+          `must be at least KOSH_MIN_AMOUNT_${currency.code} (${minAmount}).`,
+        );
+      }
       throw new ConfigError(
         `KOSH_MIN_AMOUNT_${currency.code}`,
         `must not exceed KOSH_MAX_AMOUNT_${currency.code} (${maxAmount}).`,
