@@ -41,6 +41,15 @@ describeEachDatabase('one captured payment per order', (harness) => {
     expect(count('payment.captured')).toBe(1);
     expect(count('payment.pending')).toBe(2);
     expect(count('payment.failed')).toBe(1);
+    // The bank took the other payment's money too: its event says so, with the authorisation.
+    const late = events.filter((event) => event.type === 'payment.late_authorisation');
+    expect(late).toHaveLength(1);
+    expect(late[0]!.payload.payment).toMatchObject({
+      id: other.id,
+      status: 'failed',
+      error_code: 'order_already_paid',
+      authorised_at: expect.any(Number),
+    });
   });
 
   it('the database itself refuses a second captured payment on an order', async () => {

@@ -90,10 +90,14 @@ export function createPaymentStates(deps: {
       if (noted) await recordEvents(tx, noted, ['payment.late_authorisation']);
       return noted;
     }
+    // Authorised at the same time as the payment that paid the order: it fails, and then, as a late
+    // authorisation does, its event says the bank took the money (the failure's own event was
+    // recorded before the authorisation was).
     const failed = await move(tx, payment, 'declined', ORDER_PAID_ELSEWHERE);
-    return (
-      failed && (await repo.recordRefusedAuthorisation(tx, failed.id, ORDER_PAID_ELSEWHERE, clock.now()))
-    );
+    const noted =
+      failed && (await repo.recordRefusedAuthorisation(tx, failed.id, ORDER_PAID_ELSEWHERE, clock.now()));
+    if (noted) await recordEvents(tx, noted, ['payment.late_authorisation']);
+    return noted;
   }
 
   async function move(
