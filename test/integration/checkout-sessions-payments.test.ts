@@ -93,6 +93,30 @@ describeEachDatabase('checkout session payments', (harness) => {
       ]);
     });
 
+    it('completes an expired session when its own payment, which timed out, is authorised late', async () => {
+      const account = await harness().merchant('Late at the bank');
+      const made = await session({ expires_in_minutes: 5, customer: CUSTOMER }, account);
+      const started = await checkout().startPayment(made.id, { method: 'netbanking', bank: 'ICIC' });
+      harness().clock.advance(20 * 60_000);
+      await harness().container.jobs.paymentExpiry.run(new AbortController().signal);
+      await sweep();
+      expect((await fetchSession(made.id, account)).json().data.status).toBe('expired');
+
+      const states = harness().container.services.paymentStates;
+      const captured = await states.apply(started.payment_id, { outcome: 'captured' }, { asked: true });
+      expect(captured?.status).toBe('captured');
+      const completed = (await fetchSession(made.id, account)).json().data;
+      expect(completed).toMatchObject({ status: 'completed', payment_id: started.payment_id });
+      expect((await fetchSession(made.id, account)).json().data.status).toBe('completed');
+      expect((await sessionEvents(account.id)).map((event) => event.type)).toEqual([
+        'checkout_session.expired',
+        'checkout_session.completed',
+      ]);
+      // The customer's link says the order is paid, not that the link expired.
+      const page = await harness().request('GET', `/checkout/${made.id}/`);
+      expect(page.body).toContain('This order is paid');
+    });
+
     it('completes once when a net banking payment it started is captured: the payment names the session, payment_id set, one event, signed return', async () => {
       const account = await harness().merchant('Completion');
       const made = await session({}, account);

@@ -95,6 +95,20 @@ export function createCheckoutRepo() {
     },
 
     /**
+     * An expired session whose own payment was captured after all (a payment that timed out and
+     * that the bank authorised late): it completes with that payment. Compare-and-set from `expired`.
+     */
+    async completeLate(tx: Queryable, id: string, at: Date): Promise<CheckoutSessionRow[]> {
+      return tx.query<CheckoutSessionRow>(
+        `UPDATE checkout_sessions cs SET status = 'completed', payment_id = p.id, updated_at = $1
+           FROM payments p
+          WHERE cs.id = $2 AND cs.status = 'expired' AND p.checkout_session_id = cs.id AND p.status = 'captured'
+          RETURNING ${RETURNING}`,
+        [at, id],
+      );
+    },
+
+    /**
      * Expires open sessions past `expires_at`, except while a payment on the order may still
      * succeed (`created` or `pending`: the payments' own deadlines end those) and when the order is
      * paid (the session completes instead). Same claim and compare-and-set as `completePaid`.

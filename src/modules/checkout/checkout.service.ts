@@ -114,6 +114,16 @@ export function createCheckoutService(deps: {
 
   /** An open session whose order is paid or whose deadline passed, moved on now (a fetch, a page). */
   async function settle(row: CheckoutSessionRow): Promise<CheckoutSessionRow> {
+    if (row.status === 'expired') {
+      // A payment of the session that timed out may still be authorised late (docs/payments.md):
+      // its capture completes the session, which never stays expired over an order it paid.
+      const [completed] = await db.transaction(async (tx) => {
+        const moved = await repo.completeLate(tx, row.id, clock.now());
+        await recordMoves(tx, moved);
+        return moved;
+      });
+      return completed ?? row;
+    }
     if (row.status !== 'open') return row;
     const order = await orders.findForPayment(db, row.account_id, row.mode, row.order_id, false);
     if (order?.status !== 'paid' && row.expires_at.getTime() > clock.now().getTime()) return row;
