@@ -1,6 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
-import { choose, createOrder, createPayment, eventsOf, openPage } from '../helpers/payments.js';
+import { choose, createOrder, createPayment, eventsOf, openPage, returnFields } from '../helpers/payments.js';
 
 describeEachDatabase('one captured payment per order', (harness) => {
   let merchant: TestAccount;
@@ -50,6 +50,32 @@ describeEachDatabase('one captured payment per order', (harness) => {
       error_code: 'order_already_paid',
       authorised_at: expect.any(Number),
     });
+  });
+
+  it('does not send the customer of a payment on to the bank once another payment paid its order', async () => {
+    const orderId = await createOrder(harness(), merchant);
+    const waiting = await createPayment(harness(), merchant, {}, orderId);
+    const redirected = await createPayment(harness(), merchant, { bank: 'HDFC' }, orderId);
+    const paying = await createPayment(harness(), merchant, {}, orderId);
+    await choose(harness(), paying.paymentId, await openPage(harness(), paying.paymentId), 'success');
+
+    for (const { paymentId } of [waiting, redirected]) {
+      const page = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
+      expect(page.statusCode).toBe(200);
+      expect(page.body).not.toMatch(/name="token"|name="choice"/);
+      expect(returnFields(page.body)).toMatchObject({ payment_id: paymentId, status: 'failed' });
+      const payment = (
+        await harness().request('GET', `/v1/payments/${paymentId}/`, { auth: merchant })
+      ).json().data;
+      // Stopped before the bank: nothing was taken, so nothing is owed back.
+      expect(payment).toMatchObject({
+        status: 'failed',
+        error_code: 'order_already_paid',
+        authorised_at: null,
+      });
+      expect(payment.error_reason).toContain('nothing was taken');
+      expect(payment.amount_refunded).toBe(0);
+    }
   });
 
   it('the database itself refuses a second captured payment on an order', async () => {

@@ -342,6 +342,8 @@ export function createAuthenticationService(deps: {
         return chooseView(found.payment, token);
       }
       let payment = await load(paymentId, found.payment);
+      // Another payment paid the order since this one was started: the customer is not sent on to pay again.
+      payment = (await states.stopIfOrderPaid(payment)) ?? payment;
       if (payment.method === 'upi') return upiView(payment);
       if (payment.status !== 'created') return returnView(payment);
       const connector = await connectors.forPayment(payment);

@@ -7,6 +7,12 @@ import type { PaymentTrigger } from './payment.transitions.js';
 import type { PaymentRow, ProviderFacts } from './payments.row.js';
 import { deadlineOf, type PaymentDeadlines } from './sync-schedule.js';
 
+/** The same, found before the customer reached the bank: nothing was taken. */
+export const ORDER_PAID_BEFORE_AUTHORISING = {
+  errorCode: 'order_already_paid',
+  errorReason: 'The order was paid by another payment before this one reached the bank; nothing was taken.',
+};
+
 export const ORDER_PAID_ELSEWHERE = {
   errorCode: 'order_already_paid',
   errorReason:

@@ -294,8 +294,9 @@ export function createPaymentsRepo() {
 
     /**
      * The authentication page's one statement: the payment, and for a test payment that waits for
-     * its customer on the sandbox bank page and is not past its expiry (`created_at` from
-     * `notBefore` on) a fresh token set (`tokenSet`). Any other payment is only read.
+     * its customer on the sandbox bank page, is not past its expiry (`created_at` from `notBefore`
+     * on) and whose order no other payment has paid, a fresh token set (`tokenSet`). Any other
+     * payment is only read.
      */
     async findForPage(
       db: Queryable,
@@ -310,6 +311,7 @@ export function createPaymentsRepo() {
               UPDATE payments SET auth_token_hash = $2
                WHERE id = $1 AND status = 'created' AND method <> 'upi' AND provider_next ->> 'kind' = 'sandbox'
                  AND (next_sync_at IS NOT NULL OR created_at >= $3)
+                 AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = payments.order_id AND o.status = 'paid')
               RETURNING id)
             SELECT ${PAYMENT_COLUMNS}, EXISTS (SELECT 1 FROM opened) AS token_set FROM payments WHERE id = $1`,
         },

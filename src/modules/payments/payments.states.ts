@@ -9,7 +9,13 @@ import type { OrderRow } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { toOrder } from '../orders/orders.service.js';
 import { type PaymentTrigger, paymentTransition } from './payment.transitions.js';
-import { factsOf, matches, ORDER_PAID_ELSEWHERE, triggerFor } from './payment-answers.js';
+import {
+  factsOf,
+  matches,
+  ORDER_PAID_BEFORE_AUTHORISING,
+  ORDER_PAID_ELSEWHERE,
+  triggerFor,
+} from './payment-answers.js';
 import { bankDetailsOf, toPayment } from './payments.model.js';
 import type { PaymentsRepo } from './payments.repo.js';
 import type { PaymentRow, ProviderFacts, StatusChange } from './payments.row.js';
@@ -415,6 +421,24 @@ export function createPaymentStates(deps: {
      * longer `created` or the token did not match; nothing changed. An answer that settles the
      * payment is first tried as one update (`settleChoice`).
      */
+    /**
+     * A payment still waiting for its customer whose order another payment has paid: it fails
+     * before the customer reaches the bank, so no second debit is made (and none is to be refunded).
+     * Undefined when the order is not paid or the payment is no longer `created`.
+     */
+    async stopIfOrderPaid(payment: PaymentRow): Promise<PaymentRow | undefined> {
+      if (payment.status !== 'created') return undefined;
+      const order = await orders.findForPayment(
+        db,
+        payment.account_id,
+        payment.mode,
+        payment.order_id,
+        false,
+      );
+      if (order?.status !== 'paid') return undefined;
+      return db.transaction((tx) => move(tx, payment, 'declined', ORDER_PAID_BEFORE_AUTHORISING));
+    },
+
     async recordChoice(
       payment: PaymentRow,
       choice: MoveOptions,
