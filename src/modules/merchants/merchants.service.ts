@@ -285,7 +285,10 @@ export function createMerchantsService(deps: {
         const merchant = await this.operate(merchantId, action, note);
         return { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
       }
-      const account = await accounts.getAccount(merchantId).catch(() => undefined);
+      const account = await accounts.getAccount(merchantId).catch((error: unknown) => {
+        if (error instanceof KoshError && error.code === 'resource_not_found') return undefined;
+        throw error;
+      });
       if (account?.kind !== 'merchant') throw notFound('merchant', merchantId);
       if (action === 'clarify') {
         throw new KoshError(
