@@ -1,7 +1,7 @@
 import { isVpa } from '../../connectors/upi.js';
 import { KoshError } from '../../domain/errors.js';
 import type { Mode } from '../../domain/scope.js';
-import { readWrittenUrl } from '../../domain/urls.js';
+import { literalAddress, readWrittenUrl } from '../../domain/urls.js';
 import type { CreatePayment } from './payments.model.js';
 
 const CONTACT = /^\+?[0-9]{8,15}$/;
@@ -10,6 +10,9 @@ const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** A host name as DNS writes one (labels of letters, digits, hyphens and underscores), at most 253 characters. */
+const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
 
 function invalid(field: string, message: string): KoshError {
   return new KoshError('invalid_field', message, field);
@@ -106,6 +109,13 @@ export function checkReturnUrl(raw: string, mode: Mode): URL {
   const { url, problem } = readWrittenUrl(raw);
   if (problem !== undefined) throw refused(`return_url ${problem}.`);
   if (url.username || url.password) throw refused('return_url must not carry credentials.');
+  // The host goes into the return page's Content-Security-Policy as written: a name a DNS lookup
+  // can take (`;`, `,`, `*` or a quote there would change the policy), or an IP address.
+  if (!HOST_NAME.test(url.hostname) && !literalAddress(url.hostname)) {
+    throw refused(
+      `return_url must have a host name of letters, digits, hyphens and dots (or an IP address), not ${url.hostname}.`,
+    );
+  }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && mode === 'test' && LOOPBACK_HOSTS.has(url.hostname)) return url;
   throw refused(
