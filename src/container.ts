@@ -189,6 +189,7 @@ function wireServices(db: Db, shared: Shared) {
     accounts,
     methods,
     payments,
+    clock,
     publicUrl,
   });
   const connectorAccounts = createConnectorAccountsService({

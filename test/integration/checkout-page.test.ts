@@ -247,6 +247,23 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     expect(await paymentsOf(session.id)).toEqual([]);
   });
 
+  it('past expires_at with a payment in progress, offers no new payment and leads back to that one', async () => {
+    const account = await harness().merchant('Closing Links');
+    const session = await helpers.session(account, { expires_in_minutes: 5 });
+    expect((await post(session.id, { pay: 'bank:HDFC', ...CUSTOMER })).statusCode).toBe(303);
+    const [started] = await paymentsOf(session.id);
+    harness().clock.advance(5 * 60_000);
+    const shown = await page(session.id);
+    expect(shown.statusCode).toBe(200);
+    expect(shown.body).toContain('This payment link takes no new payments');
+    expect(shown.body).toContain(`/v1/payments/${started!.id}/authentication/`);
+    expect(shown.body).not.toContain('<form');
+    const refused = await post(session.id, { pay: 'wallet:payzapp', ...CUSTOMER });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.body).toContain('This payment link takes no new payments');
+    expect(await paymentsOf(session.id)).toHaveLength(1);
+  });
+
   it('starts nothing from the link of a merchant that was suspended, and takes it back when re-activated', async () => {
     const account = await harness().merchant('Suspended Shop');
     const session = await helpers.session(account);

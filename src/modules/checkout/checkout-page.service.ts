@@ -1,5 +1,6 @@
 import { SANDBOX_BANKS, SANDBOX_WALLETS } from '../../connectors/sandbox/catalogue.js';
 import type { Db } from '../../db/db.js';
+import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { Mode } from '../../domain/scope.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
@@ -55,7 +56,12 @@ export type CheckoutPageView =
     }
   | { kind: 'expired'; merchantName: string; amount: number; currency: string }
   /** The merchant cannot take payments now (suspended, or a live merchant no longer activated). */
-  | { kind: 'unavailable'; merchantName: string; amount: number; currency: string };
+  | { kind: 'unavailable'; merchantName: string; amount: number; currency: string }
+  /**
+   * Past `expires_at` while a payment it started is still in progress: the session waits for that
+   * payment (it may still capture) but starts no other; the page leads back to that payment.
+   */
+  | { kind: 'closing'; merchantName: string; amount: number; currency: string; paymentPage: string | null };
 
 /** The page's form, as the browser posts it. */
 export interface CheckoutForm {
@@ -127,9 +133,10 @@ export function createCheckoutPageService(deps: {
   accounts: AccountsService;
   methods: MethodsService;
   payments: PaymentsService;
+  clock: Clock;
   publicUrl: string;
 }) {
-  const { db, checkout, orders, accounts, methods, payments, publicUrl } = deps;
+  const { db, checkout, orders, accounts, methods, payments, clock, publicUrl } = deps;
 
   async function orderOf(session: CheckoutSessionRow) {
     const order = await orders.findForPayment(db, session.account_id, session.mode, session.order_id, false);
@@ -155,6 +162,11 @@ export function createCheckoutPageService(deps: {
       if (session.status !== 'open') return { kind: 'expired', merchantName: account.name, ...order };
       if (!takesPayments(account, session.mode)) {
         return { kind: 'unavailable', merchantName: account.name, ...order };
+      }
+      if (session.expires_at.getTime() <= clock.now().getTime()) {
+        const { latest } = await payments.checkoutAttempts(session.id);
+        const paymentPage = latest ? authenticationUrl(publicUrl, latest.id) : null;
+        return { kind: 'closing', merchantName: account.name, ...order, paymentPage };
       }
       const [offered, attempts] = await Promise.all([
         methods.offered(scope.accountId, scope.mode),

@@ -216,6 +216,22 @@ ${header(view.merchantName, amount, null, view.test)}
       formTargets: [],
     };
   }
+  if (view.kind === 'closing') {
+    const back =
+      view.paymentPage === null
+        ? ''
+        : `\n<a class="pay" id="payment" href="${escapeHtml(view.paymentPage)}">Back to the payment you started</a>`;
+    const body = `<main>
+${header(view.merchantName, amount, null, false)}
+<h2>This payment link takes no new payments</h2>
+<div class="info" role="status"><p>Its time is up, and a payment you started through it is still being completed: its result reaches ${escapeHtml(view.merchantName)} on its own. Nothing more is charged through this link.</p></div>${back}
+</main>`;
+    return {
+      status: options.status ?? 200,
+      html: checkoutDocument('Payment link closing', nonce, body),
+      formTargets: [],
+    };
+  }
   if (view.kind === 'unavailable') {
     const body = `<main>
 ${header(view.merchantName, amount, null, false)}
