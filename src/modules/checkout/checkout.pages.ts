@@ -203,54 +203,54 @@ export function renderCheckoutPage(
   options: { form?: CheckoutForm; error?: PageError | null; query?: string; status?: number } = {},
 ): Page {
   const amount = amountText(view.amount, view.currency);
+  const name = escapeHtml(view.merchantName);
+  /** A session that offers no choice: the merchant and amount, then what the page has to say. */
+  const closed = (title: string, status: number, content: string, test = false): Page => ({
+    status,
+    html: checkoutDocument(
+      title,
+      nonce,
+      `<main>\n${header(view.merchantName, amount, null, test)}\n${content}\n</main>`,
+    ),
+    formTargets: [],
+  });
   if (view.kind === 'paid') {
-    const body = `<main>
-${header(view.merchantName, amount, null, view.test)}
-<h2 class="done">This order is paid</h2>
-<div class="info" role="status"><p>${escapeHtml(view.merchantName)} has received ${escapeHtml(amount)} (payment ${escapeHtml(view.paymentId)}). There is nothing more to pay through this link.</p></div>
-<a class="pay" id="return" href="${escapeHtml(view.returnPage)}">Return to ${escapeHtml(view.merchantName)}</a>
-</main>`;
-    return {
-      status: options.status ?? 200,
-      html: checkoutDocument('Order paid', nonce, body),
-      formTargets: [],
-    };
+    return closed(
+      'Order paid',
+      options.status ?? 200,
+      `<h2 class="done">This order is paid</h2>
+<div class="info" role="status"><p>${name} has received ${escapeHtml(amount)} (payment ${escapeHtml(view.paymentId)}). There is nothing more to pay through this link.</p></div>
+<a class="pay" id="return" href="${escapeHtml(view.returnPage)}">Return to ${name}</a>`,
+      view.test,
+    );
   }
   if (view.kind === 'closing') {
     const back =
       view.paymentPage === null
         ? ''
         : `\n<a class="pay" id="payment" href="${escapeHtml(view.paymentPage)}">Back to the payment you started</a>`;
-    const body = `<main>
-${header(view.merchantName, amount, null, false)}
-<h2>This payment link takes no new payments</h2>
-<div class="info" role="status"><p>Its time is up, and a payment you started through it is still being completed: its result reaches ${escapeHtml(view.merchantName)} on its own. Nothing more is charged through this link.</p></div>${back}
-</main>`;
-    return {
-      status: options.status ?? 200,
-      html: checkoutDocument('Payment link closing', nonce, body),
-      formTargets: [],
-    };
+    return closed(
+      'Payment link closing',
+      options.status ?? 200,
+      `<h2>This payment link takes no new payments</h2>
+<div class="info" role="status"><p>Its time is up, and a payment you started through it is still being completed: its result reaches ${name} on its own. Nothing more is charged through this link.</p></div>${back}`,
+    );
   }
   if (view.kind === 'unavailable') {
-    const body = `<main>
-${header(view.merchantName, amount, null, false)}
-<h2>This payment link is not available</h2>
-<p>${escapeHtml(view.merchantName)} cannot take payments right now, and nothing was charged through this link. Contact ${escapeHtml(view.merchantName)} to pay another way.</p>
-</main>`;
-    return {
-      status: 403,
-      html: checkoutDocument('Payment link not available', nonce, body),
-      formTargets: [],
-    };
+    return closed(
+      'Payment link not available',
+      403,
+      `<h2>This payment link is not available</h2>
+<p>${name} cannot take payments right now, and nothing was charged through this link. Contact ${name} to pay another way.</p>`,
+    );
   }
   if (view.kind === 'expired') {
-    const body = `<main>
-${header(view.merchantName, amount, null, false)}
-<h2>This payment link has expired</h2>
-<p>Nothing was charged through it. Go back to ${escapeHtml(view.merchantName)} to pay again.</p>
-</main>`;
-    return { status: 410, html: checkoutDocument('Payment link expired', nonce, body), formTargets: [] };
+    return closed(
+      'Payment link expired',
+      410,
+      `<h2>This payment link has expired</h2>
+<p>Nothing was charged through it. Go back to ${name} to pay again.</p>`,
+    );
   }
   const body = renderOpen(view, nonce, selfUrl, {
     form: options.form ?? {},
