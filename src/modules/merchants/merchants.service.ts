@@ -97,7 +97,7 @@ export function createMerchantsService(deps: {
     return profile;
   }
 
-  return {
+  const service = {
     owned,
 
     async listCategories(): Promise<CategoryRow[]> {
@@ -282,7 +282,7 @@ export function createMerchantsService(deps: {
       note?: string,
     ): Promise<{ merchant_id: string; status: string; mode: Mode | null }> {
       if (await repos.merchants.findProfileById(db, merchantId)) {
-        const merchant = await this.operate(merchantId, action, note);
+        const merchant = await service.operate(merchantId, action, note);
         return { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
       }
       const account = await accounts.getAccount(merchantId).catch((error: unknown) => {
@@ -305,6 +305,7 @@ export function createMerchantsService(deps: {
       return { merchant_id: updated.id, status: updated.status, mode: null };
     },
   };
+  return service;
 }
 
 export type MerchantsService = ReturnType<typeof createMerchantsService>;
