@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Container } from '../container.js';
+import { KoshError } from '../domain/errors.js';
 import { registerKeyRoutes } from '../modules/accounts/keys.routes.js';
 import { registerCheckoutRoutes } from '../modules/checkout/checkout.routes.js';
 import { registerCheckoutPageRoutes } from '../modules/checkout/checkout-page.routes.js';
@@ -43,6 +45,8 @@ import { schemaController } from './schema-compilers.js';
 import { documentCommonErrors, ErrorResponse } from './schemas.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** How long a closing server leaves its open connections to send the requests they had on the way. */
+const DRAIN_GRACE_MS = 1_000;
 
 export interface RouteSummary {
   method: string;
@@ -95,7 +99,8 @@ export async function buildServer(container: Container): Promise<App> {
     },
     clientErrorHandler: clientErrorAnswerer(config.publicUrl),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    return503OnClosing: true,
+    // A request that arrives while the server closes is refused in the API's own envelope (onRequest).
+    return503OnClosing: false,
     // Behind N trusted proxies the client address (used by the failed-authentication throttle)
     // is taken from X-Forwarded-For; otherwise from the socket.
     trustProxy:
@@ -190,6 +195,15 @@ export async function buildServer(container: Container): Promise<App> {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
     reply.header('X-Content-Type-Options', 'nosniff');
+    if (closing) {
+      // Nothing starts on a server that is stopping; the caller retries (on another server).
+      // (Answered here, not thrown: a stop is not a failure to log.)
+      sendError(
+        reply,
+        new KoshError('service_unavailable', 'This server is shutting down; retry the request.'),
+      );
+      return;
+    }
     authenticate(request, reply, done);
   });
   app.addHook('preValidation', (request, _reply, done) => {
@@ -198,19 +212,27 @@ export async function buildServer(container: Container): Promise<App> {
     coerceToSchema(request);
     done();
   });
-  // Closing: requests already under way finish, but their keep-alive connections would then stay
-  // open until the keep-alive timeout (72 s), holding the close up: Node reaps idle connections once,
-  // when the close starts. So every reply sent from then on closes its connection
-  // (`closingAwareResponse`), and connections that fall idle later are reaped until the server has
-  // closed.
+  // Closing. The listener stops accepting at once, but a keep-alive connection that is idle at that
+  // instant may already carry the client's next request, which a reset would lose: so for up to
+  // DRAIN_GRACE_MS open connections are left to send what they have (a request that arrives is
+  // answered 503 in the API's envelope, see onRequest, and its reply closes the connection). Then
+  // Fastify and Node close the connections still idle, requests under way finish, every reply from
+  // then on closes its connection (`closingAwareResponse`), and connections that fall idle later are
+  // reaped until the server has closed, so none holds the close up for the keep-alive timeout (72 s).
   app.addHook('preClose', (done) => {
     closing = true;
     // Only a listening server has connections (the tests' injected requests have none).
-    if (app.server.listening) {
-      const reaper = setInterval(() => app.server.closeIdleConnections(), 200).unref();
-      app.server.once('close', () => clearInterval(reaper));
-    }
-    done();
+    if (!app.server.listening) return done();
+    const server = app.server;
+    const reaper = setInterval(() => server.closeIdleConnections(), 200).unref();
+    const grace = setTimeout(done, DRAIN_GRACE_MS);
+    server.once('close', () => {
+      clearInterval(reaper);
+      clearTimeout(grace);
+      done();
+    });
+    // net's close, not http's: http's would also close the idle connections now.
+    net.Server.prototype.close.call(server);
   });
   const accessLog = createAccessLogger(container.log, { buffered: container.bufferedAccessLog });
   app.addHook('onClose', (_instance, done) => {

@@ -74,4 +74,85 @@ describe('closing the HTTP server', () => {
       await harness.container.close();
     }
   }, 30_000);
+
+  it('answers every request a busy keep-alive connection sends while closing, and resets none', async () => {
+    const harness = await createHarness('pglite');
+    const port = await freePort();
+    await harness.app.listen({ port, host: '127.0.0.1' });
+    const merchant = await harness.merchant();
+    const order = await harness.request('POST', '/v1/orders/', {
+      auth: merchant,
+      json: { amount: 5000, currency: 'INR', receipt: 'busy' },
+    });
+    const orderId = (order.json() as { data: { id: string } }).data.id;
+    interface Outcome {
+      status?: number;
+      connection?: string;
+      code?: string;
+      body?: string;
+    }
+    const get = (agent: http.Agent) =>
+      new Promise<Outcome>((resolve) => {
+        const request = http.get(
+          {
+            host: '127.0.0.1',
+            port,
+            path: `/v1/orders/${orderId}`,
+            agent,
+            headers: { authorization: merchant.auth },
+          },
+          (response) => {
+            let body = '';
+            response.setEncoding('utf8').on('data', (chunk: string) => {
+              body += chunk;
+            });
+            response.on('end', () =>
+              resolve({ status: response.statusCode, connection: response.headers.connection, body }),
+            );
+          },
+        );
+        request.on('error', (error: NodeJS.ErrnoException) => resolve({ code: error.code ?? error.message }));
+      });
+    // Four clients, each sending its next request the moment the last one is answered, on one
+    // keep-alive connection, until the server refuses new connections.
+    const client = async () => {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const outcomes: Outcome[] = [];
+      try {
+        for (;;) {
+          const outcome = await get(agent);
+          outcomes.push(outcome);
+          if (outcome.code !== undefined) return outcomes;
+        }
+      } finally {
+        agent.destroy();
+      }
+    };
+    try {
+      const clients = Array.from({ length: 4 }, client);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const started = Date.now();
+      await harness.app.close();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const outcomes = (await Promise.all(clients)).flat();
+      const failures = outcomes.filter((outcome) => outcome.code !== undefined);
+      // Each client ends on a refused connection: the server stopped accepting. None was reset.
+      expect(failures.map((outcome) => outcome.code)).toEqual([
+        'ECONNREFUSED',
+        'ECONNREFUSED',
+        'ECONNREFUSED',
+        'ECONNREFUSED',
+      ]);
+      const answers = outcomes.filter((outcome) => outcome.status !== undefined);
+      expect(answers.length).toBeGreaterThan(8);
+      expect(answers.every((answer) => answer.status === 200 || answer.status === 503)).toBe(true);
+      // The last answer on each connection told the client to close it.
+      expect(answers.filter((answer) => answer.connection === 'close').length).toBeGreaterThanOrEqual(4);
+      for (const refused of answers.filter((answer) => answer.status === 503)) {
+        expect(JSON.parse(refused.body!)).toMatchObject({ error: { code: 'service_unavailable' } });
+      }
+    } finally {
+      await harness.container.close();
+    }
+  }, 30_000);
 });
