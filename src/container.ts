@@ -49,7 +49,8 @@ import { createHttpSender, type Sender } from './modules/webhooks/http-sender.js
 import { type Resolver, systemResolver } from './modules/webhooks/url-safety.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createRepos, type Repos } from './repos.js';
-import { loadOrCreateKeyFile } from './security/key-file.js';
+import { checkEncryptionKey } from './security/key-check.js';
+import { KEY_FILE, loadOrCreateKeyFile } from './security/key-file.js';
 import { createKeyRing, type KeyRing } from './security/keyring.js';
 import { sealSecrets } from './security/sealed-columns.js';
 
@@ -317,6 +318,11 @@ export async function createContainer(config: Config, options: ContainerOptions 
       config.encryptionKey ?? loadOrCreateKeyFile(config.dataDir),
       config.previousEncryptionKeys,
     );
+    await checkEncryptionKey(
+      db,
+      keyring,
+      config.encryptionKey ? 'KOSH_ENCRYPTION_KEY' : path.join(config.dataDir, KEY_FILE),
+    );
     const shared: Shared = {
       config,
       clock,
@@ -440,7 +446,8 @@ export async function createContainer(config: Config, options: ContainerOptions 
       },
     };
   } catch (error) {
-    await db.close();
+    // A database handed in belongs to the caller.
+    if (!options.db) await db.close();
     throw error;
   }
 }

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
 import { DatabaseStartError } from './db/postgres.js';
 import { KoshError } from './domain/errors.js';
+import { EncryptionKeyError } from './security/key-check.js';
 
 const USAGE = `Usage: kosh <command> [options]
 
@@ -131,6 +132,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof AddressUnavailableError ||
     error instanceof DataDirLockedError ||
     error instanceof DatabaseStartError ||
+    error instanceof EncryptionKeyError ||
     error instanceof UsageError ||
     error instanceof ListenError ||
     error instanceof AdminChannelError ||

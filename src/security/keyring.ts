@@ -38,6 +38,10 @@ export interface KeyRing {
    * encryption existed (a row written by an older process during an upgrade, until it is sealed).
    */
   reveal(value: string, context: string): string;
+  /** The id of the key a ciphertext names (whether or not this ring holds it). */
+  keyIdOf(token: string): string;
+  /** True when this ring holds the key a ciphertext names. */
+  holdsKeyOf(token: string): boolean;
   /** True for a value this ring's current key made (so rotation can skip it). */
   isCurrent(token: string): boolean;
   isEncrypted(value: string): boolean;
@@ -91,6 +95,8 @@ export function createKeyRing(current: Buffer, previous: Buffer[] = []): KeyRing
     decrypt,
     decryptText: (token, context) => decrypt(token, context).toString('utf8'),
     reveal: (value, context) => (value.startsWith(PREFIX) ? decrypt(value, context).toString('utf8') : value),
+    keyIdOf: (token) => parse(token).keyId,
+    holdsKeyOf: (token) => keys.has(parse(token).keyId),
     isCurrent: (token) => token.startsWith(`${PREFIX}${currentKeyId}:`),
     isEncrypted: (value) => value.startsWith(PREFIX),
   };

@@ -1,6 +1,10 @@
 import type { Db } from '../db/db.js';
 import type { KeyRing } from './keyring.js';
 
+/** The settings row holding a value encrypted under the key every process must share (./key-check.ts). */
+export const KEY_CHECK_SETTING = 'encryption_key_check';
+export const KEY_CHECK_CONTEXT = `settings:${KEY_CHECK_SETTING}`;
+
 /**
  * Every column that holds a secret Kosh must read back, with the associated data its ciphertext is
  * bound to. The one list `sealSecrets` walks: at start (values stored before encryption existed)
@@ -53,6 +57,14 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     bytes: true,
     where: "state = 'completed'",
     context: (row) => `idempotency:${row.account_id}:${row.mode}:${row.key}`,
+  },
+  // Last, so that a check value under the current key means the rotation went through (./key-check.ts).
+  {
+    table: 'settings',
+    key: ['name'],
+    column: 'value',
+    where: `name = '${KEY_CHECK_SETTING}'`,
+    context: () => KEY_CHECK_CONTEXT,
   },
 ];
 

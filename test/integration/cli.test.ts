@@ -240,6 +240,23 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       );
     });
 
+    it('refuses to serve with an encryption key that cannot read the stored secrets, in one sentence', async () => {
+      const dir = tempDir();
+      const created = runKosh(['merchant', 'create', '--name', 'Keyed', '--json'], { KOSH_DATA_DIR: dir });
+      expect(await created.exited).toBe(0);
+      const stranger = randomBytes(32);
+      const started = runKosh(['serve'], {
+        KOSH_DATA_DIR: dir,
+        PORT: '0',
+        KOSH_ENCRYPTION_KEY: stranger.toString('base64'),
+      });
+      expect(await started.exited).toBe(1);
+      expect(started.output()).toMatch(
+        /^kosh: KOSH_ENCRYPTION_KEY \(key [0-9a-f]{8}\) cannot read this database's secrets, which are stored under key [0-9a-f]{8}: start with the key the other processes use/m,
+      );
+      expect(started.output()).not.toMatch(/\n\s+at |Kosh is serving/);
+    });
+
     it('refuses a port another process holds in one sentence, before creating a sandbox', async () => {
       const holder = net.createServer();
       await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
