@@ -6,7 +6,7 @@ import { CREDENTIALS_FILE, readSandboxCredentials } from './cli/sandbox-credenti
 import { TRIGGERS, TriggerError, trigger } from './cli/trigger.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, loadConfig } from './config.js';
-import { DataDirLockedError } from './db/data-dir-lock.js';
+import { DataDirLockedError, DataDirUnusableError } from './db/data-dir-lock.js';
 import { DatabaseStartError } from './db/postgres.js';
 import { KoshError } from './domain/errors.js';
 import { EncryptionKeyError } from './security/key-check.js';
@@ -131,6 +131,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof ConfigError ||
     error instanceof AddressUnavailableError ||
     error instanceof DataDirLockedError ||
+    error instanceof DataDirUnusableError ||
     error instanceof DatabaseStartError ||
     error instanceof EncryptionKeyError ||
     error instanceof UsageError ||

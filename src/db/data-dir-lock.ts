@@ -14,6 +14,35 @@ export class DataDirLockedError extends Error {
   }
 }
 
+/** The data folder cannot be made, or written. */
+export class DataDirUnusableError extends Error {
+  constructor(dataDir: string, reason: string) {
+    super(`cannot use the data folder ${dataDir} (KOSH_DATA_DIR, or --data-dir): ${reason}.`);
+    this.name = 'DataDirUnusableError';
+  }
+}
+
+const UNUSABLE: Record<string, string> = {
+  ENOTDIR: 'a part of its path is a file, not a folder',
+  EEXIST: 'it is a file, not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space is left on the device',
+};
+
+/** Makes the data folder (mode 0700) if it is missing, and takes its lock (`acquireLock`). */
+export function openDataDir(dataDir: string): () => void {
+  try {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    return acquireLock(dataDir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (error instanceof DataDirLockedError || code === undefined) throw error;
+    throw new DataDirUnusableError(dataDir, UNUSABLE[code] ?? (error as Error).message);
+  }
+}
+
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

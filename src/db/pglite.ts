@@ -1,12 +1,11 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
-import { acquireLock } from './data-dir-lock.js';
+import { openDataDir } from './data-dir-lock.js';
 import { createPoolDb, createTransactionGuard, type Db, type RoundTripObserver } from './db.js';
 
-export { DataDirLockedError } from './data-dir-lock.js';
+export { DataDirLockedError, DataDirUnusableError } from './data-dir-lock.js';
 
 export interface PgliteOptions {
   /** A folder to persist in, or undefined for an in-memory database (tests). */
@@ -23,8 +22,7 @@ export interface PgliteOptions {
 export async function openPglite(options: PgliteOptions): Promise<Db & { pglite: PGlite }> {
   let release = () => {};
   if (options.dataDir) {
-    fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    release = acquireLock(options.dataDir);
+    release = openDataDir(options.dataDir);
   }
   let pglite: PGlite;
   try {

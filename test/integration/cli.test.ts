@@ -200,6 +200,8 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
         DATABASE_URL: url,
         KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       });
+      const aFile = path.join(tempDir(), 'not-a-folder');
+      fs.writeFileSync(aFile, '');
       const cases: [string, string[], Record<string, string>, number, string][] = [
         [
           'a host name',
@@ -221,6 +223,20 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
           postgres('postgres://postgres@127.0.0.1:1/kosh'),
           1,
           'kosh: cannot use the PostgreSQL database of DATABASE_URL (127.0.0.1:1/kosh): connect ECONNREFUSED 127.0.0.1:1.',
+        ],
+        [
+          'a data folder that is a file',
+          ['serve'],
+          { KOSH_DATA_DIR: aFile, PORT: '0' },
+          1,
+          `kosh: cannot use the data folder ${aFile} (KOSH_DATA_DIR, or --data-dir): it is a file, not a folder.`,
+        ],
+        [
+          'a data folder inside a file',
+          ['merchant', 'create', '--name', 'Nowhere'],
+          { KOSH_DATA_DIR: path.join(aFile, 'kosh') },
+          1,
+          `kosh: cannot use the data folder ${path.join(aFile, 'kosh')} (KOSH_DATA_DIR, or --data-dir): a part of its path is a file, not a folder.`,
         ],
         [
           'an option without its value',
