@@ -126,6 +126,29 @@ describeEachDatabase('UPI payments (sandbox)', (harness) => {
     expect(await fetchPayment(paymentId)).toMatchObject({ status: 'failed', error_code: 'upi_expired' });
   });
 
+  it('moves updated_at only when what the payment shows changes, not each time the reconciler asks', async () => {
+    const { paymentId } = await start(harness(), merchant, { flow: 'qr', expiry_minutes: 5 });
+    const asked = async () =>
+      (
+        await harness().container.db.query<{ sync_attempts: number }>(
+          'SELECT sync_attempts FROM payments WHERE id = $1',
+          [paymentId],
+        )
+      )[0]!.sync_attempts;
+    await runSync(301);
+    const failed = await fetchPayment(paymentId);
+    expect(failed).toMatchObject({ status: 'failed', error_code: 'upi_expired' });
+    const [event] = (await eventsOf(harness(), merchant.id)).filter(
+      (e) => e.type === 'payment.failed' && e.payload.payment.id === paymentId,
+    );
+    expect(event!.payload.payment.updated_at).toBe(failed.updated_at);
+    // Through the late-authorisation window the bank is asked again, and has nothing new to say.
+    const before = await asked();
+    for (let i = 0; i < 3; i++) await runSync(6 * 3600);
+    expect(await asked()).toBeGreaterThan(before);
+    expect(await fetchPayment(paymentId)).toEqual(failed);
+  });
+
   const outcomes: [choice: string, status: string, errorCode: string | null, events: string[]][] = [
     ['failure', 'failed', 'payment_declined', ['payment.pending', 'payment.failed']],
     ['cancel', 'failed', 'payment_cancelled', ['payment.pending', 'payment.failed']],

@@ -233,6 +233,8 @@ export function createPaymentsRepo() {
     /**
      * Records what the provider said and when to ask next, whatever the state; `status` is the
      * state the caller saw (compare-and-set), so a note never lands on a payment that moved since.
+     * `updated_at` moves only when a field the payment shows changes (bank reference, fee, tax, the
+     * payer's VPA): asking again and hearing nothing new changes nothing a merchant sees.
      */
     async recordProviderFacts(
       tx: Queryable,
@@ -249,8 +251,11 @@ export function createPaymentsRepo() {
             SET provider_status = coalesce($3, provider_status), provider_reference = coalesce($4, provider_reference),
                 bank_reference = coalesce($5, bank_reference), fee = coalesce($6, fee), tax = coalesce($7, tax),
                 provider_data = provider_data || $8::jsonb, next_sync_at = $9,
-                sync_attempts = sync_attempts + CASE WHEN $10::boolean THEN 1 ELSE 0 END, updated_at = $11,
-                upi_payer_vpa = coalesce($12, upi_payer_vpa)
+                sync_attempts = sync_attempts + CASE WHEN $10::boolean THEN 1 ELSE 0 END,
+                upi_payer_vpa = coalesce($12, upi_payer_vpa),
+                updated_at = CASE WHEN (bank_reference, fee, tax, upi_payer_vpa)
+                  IS DISTINCT FROM (coalesce($5, bank_reference), coalesce($6, fee), coalesce($7, tax),
+                                    coalesce($12, upi_payer_vpa)) THEN $11 ELSE updated_at END
           WHERE id = $1 AND status = $2
           RETURNING ${PAYMENT_COLUMNS}`,
         },
