@@ -101,6 +101,25 @@ describeEachDatabase('api-portal access', (harness) => {
     expect(vpas.json().data).toEqual([]);
   });
 
+  it("lets a partner set the methods of a merchant account made for it without onboarding, in its key's mode", async () => {
+    const patch = (auth: TestAccount) =>
+      harness().request('PATCH', `${BASE}/merchants/${merchantKey.id}/methods/`, {
+        auth,
+        json: { upi: { collect: true } },
+      });
+    // Partner B does not own it: 404, as for a missing merchant, and nothing changes.
+    expect((await patch(partnerB)).statusCode).toBe(404);
+    const methods = () =>
+      harness()
+        .request('GET', '/v1/payments/methods/', { auth: merchantKey })
+        .then((r) => r.json().upi);
+    expect(await methods()).toMatchObject({ intent: true, collect: false });
+    const changed = await patch(partnerA);
+    expect(changed.statusCode, changed.body).toBe(200);
+    expect(changed.json().data.upi).toMatchObject({ intent: true, collect: true });
+    expect(await methods()).toMatchObject({ intent: true, collect: true });
+  });
+
   describe('VPAs', () => {
     it('generates `<descriptor>.<suffix>@kosh`, from the display name or the given descriptor', async () => {
       const url = `${BASE}/generate-vpa/${mid}/`;

@@ -216,7 +216,7 @@ export interface paths {
         head?: never;
         /**
          * Enable or disable the merchant’s banks, wallets and UPI flows
-         * @description `{"netbanking": {"HDFC": false}, "wallet": {"payzapp": true}, "upi": {"intent": true, "collect": false}}`: `true` enables a catalogue code or UPI flow, `false` removes it. Applies to the mode the merchant was onboarded in; `GET /v1/payments/methods/` reflects it (live: as far as the merchant’s connector takes it).
+         * @description `{"netbanking": {"HDFC": false}, "wallet": {"payzapp": true}, "upi": {"intent": true, "collect": false}}`: `true` enables a catalogue code or UPI flow, `false` removes it. Applies to the mode the merchant was onboarded in (for a merchant account made for the partner without onboarding, such as the sandbox merchant, the mode of the partner’s key); `GET /v1/payments/methods/` reflects it (live: as far as the merchant’s connector takes it).
          */
         patch: operations["updateMerchantMethods"];
         trace?: never;

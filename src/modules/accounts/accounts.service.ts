@@ -226,6 +226,11 @@ export function createAccountsService(deps: {
       return rolled;
     },
 
+    /** The account with this id, read in `q` (a caller's transaction), or undefined when there is none. */
+    findAccount(q: Queryable, accountId: string): Promise<AccountRow | undefined> {
+      return repo.findAccount(q, accountId);
+    },
+
     async getAccount(accountId: string): Promise<AccountRow> {
       const cached = accountCache.get(accountId);
       if (cached) return cached;

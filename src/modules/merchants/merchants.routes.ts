@@ -155,7 +155,7 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService, ke
         tags,
         summary: 'Enable or disable the merchant’s banks, wallets and UPI flows',
         description:
-          '`{"netbanking": {"HDFC": false}, "wallet": {"payzapp": true}, "upi": {"intent": true, "collect": false}}`: `true` enables a catalogue code or UPI flow, `false` removes it. Applies to the mode the merchant was onboarded in; `GET /v1/payments/methods/` reflects it (live: as far as the merchant’s connector takes it).',
+          '`{"netbanking": {"HDFC": false}, "wallet": {"payzapp": true}, "upi": {"intent": true, "collect": false}}`: `true` enables a catalogue code or UPI flow, `false` removes it. Applies to the mode the merchant was onboarded in (for a merchant account made for the partner without onboarding, such as the sandbox merchant, the mode of the partner’s key); `GET /v1/payments/methods/` reflects it (live: as far as the merchant’s connector takes it).',
         params: MidParams,
         body: MethodsBody,
         response: {

@@ -97,6 +97,35 @@ export function createMerchantsService(deps: {
     return profile;
   }
 
+  /** The account with this id, or undefined when there is none. */
+  function accountIfAny(accountId: string) {
+    return accounts.getAccount(accountId).catch((error: unknown) => {
+      if (error instanceof KoshError && error.code === 'resource_not_found') return undefined;
+      throw error;
+    });
+  }
+
+  /**
+   * Whose methods a partner may change, and in which mode: a merchant it onboarded, in the mode it
+   * was onboarded in; or a merchant account made for it without onboarding (the sandbox merchant,
+   * `kosh merchant create --partner`), in the mode of the partner's key.
+   */
+  async function methodsOf(
+    q: Queryable,
+    scope: Scope,
+    merchantId: string,
+  ): Promise<{ accountId: string; mode: Mode }> {
+    const profile = await repos.merchants.findProfile(q, scope.accountId, scope.mode, merchantId, false);
+    if (profile) return { accountId: profile.account_id, mode: profile.mode };
+    if (!(await repos.merchants.findProfileById(q, merchantId, false))) {
+      const account = await accounts.findAccount(q, merchantId);
+      if (account?.kind === 'merchant' && account.partner_id === scope.accountId) {
+        return { accountId: account.id, mode: scope.mode };
+      }
+    }
+    throw notFound('merchant', merchantId);
+  }
+
   const service = {
     owned,
 
@@ -236,8 +265,8 @@ export function createMerchantsService(deps: {
         );
       }
       return db.transaction(async (tx) => {
-        const profile = await owned(tx, scope, merchantId);
-        return methods.update(tx, profile.account_id, profile.mode, (current) => ({
+        const target = await methodsOf(tx, scope, merchantId);
+        return methods.update(tx, target.accountId, target.mode, (current) => ({
           ...current,
           netbanking: applyToggles(current.netbanking, input.netbanking, SANDBOX_BANKS, 'netbanking'),
           wallet: applyToggles(current.wallet, input.wallet, SANDBOX_WALLETS, 'wallet'),
@@ -285,10 +314,7 @@ export function createMerchantsService(deps: {
         const merchant = await service.operate(merchantId, action, note);
         return { merchant_id: merchant.id, status: merchant.status, mode: merchant.mode };
       }
-      const account = await accounts.getAccount(merchantId).catch((error: unknown) => {
-        if (error instanceof KoshError && error.code === 'resource_not_found') return undefined;
-        throw error;
-      });
+      const account = await accountIfAny(merchantId);
       if (account?.kind !== 'merchant') throw notFound('merchant', merchantId);
       if (action === 'clarify') {
         throw new KoshError(
