@@ -98,7 +98,12 @@ export function validationError(errors: AjvError[], context: string): KoshError 
   }
   if (first.keyword === 'additionalProperties') {
     const field = fieldPath(first.instancePath, String(first.params.additionalProperty));
-    if (first.instancePath === '' && SERVER_OWNED_FIELDS.has(String(first.params.additionalProperty))) {
+    // Only a body sets fields; a query parameter of the same name is a filter that does not exist.
+    if (
+      context === 'body' &&
+      first.instancePath === '' &&
+      SERVER_OWNED_FIELDS.has(String(first.params.additionalProperty))
+    ) {
       return new KoshError(
         'server_owned_field',
         `The ${where} '${field}' is set by Kosh and cannot be sent.`,

@@ -8,6 +8,8 @@ type Json = Record<string, unknown> & { id: string };
  * The list filters: `GET /v1/payments/?status&method&order_id&bank&wallet&email&contact&from&to` and
  * `GET /v1/orders/?status&receipt&from&to` narrow the list and page through it like the plain one.
  */
+const MISSING_ORDER = 'order_00000000000000000000000000';
+
 describeEachDatabase('list filters', (harness) => {
   let merchant: TestAccount;
   let other: TestAccount;
@@ -105,5 +107,21 @@ describeEachDatabase('list filters', (harness) => {
     const response = await harness().request('GET', path, { auth: merchant });
     expect(response.statusCode).toBe(400);
     expect(['invalid_field', 'unknown_field']).toContain(response.json().error.code);
+  });
+
+  it.each([
+    ['/v1/payments/?id=x', 'id'],
+    ['/v1/payments/?created_at=1', 'created_at'],
+    ['/v1/events/?status=x', 'status'],
+    ['/v1/webhooks/?status=x', 'status'],
+    [`/v1/orders/${MISSING_ORDER}/payments/?status=captured`, 'status'],
+  ])('refuses %s as an unknown query parameter, not as a field Kosh sets', async (path, name) => {
+    const response = await harness().request('GET', path, { auth: merchant });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({
+      code: 'unknown_field',
+      field: name,
+      message: `Unknown query parameter '${name}'; check its spelling.`,
+    });
   });
 });
