@@ -65,6 +65,7 @@ describeEachDatabase('POST /v1/payments/create/s2s/', (harness) => {
     expect(body.next[0]!.html_content).toContain(
       '<input type="hidden" name="walletCode" value="airtelmoney">',
     );
+    expect(body.next[0]!.html_content).toContain('<title>Redirecting to your wallet…</title>');
     const payment = (await harness().request('GET', `/v1/payments/${paymentId}/`, { auth: merchant })).json()
       .data;
     expect(payment).toMatchObject({ method: 'wallet', wallet: 'airtelmoney', bank: null, status: 'created' });

@@ -45,14 +45,15 @@ export function buildAction(
 ): Action {
   if (action === 'redirect') return { action: 'redirect', url: authenticationUrl(publicUrl, payment.id) };
   const { url, fields } = htmlFormStep(payment, publicUrl);
+  const where = payment.method === 'netbanking' ? 'bank' : 'wallet';
   const html = `<!DOCTYPE html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
-  <title>Redirecting to your bank…</title>
+  <title>Redirecting to your ${where}…</title>
 </head>
 <body>
-  <p>Taking you to your ${payment.method === 'netbanking' ? 'bank' : 'wallet'}…</p>
+  <p>Taking you to your ${where}…</p>
   <form id="kosh-authentication" method="GET" action="${escapeHtml(url)}">
     ${hiddenInputs(fields)}
     <noscript><button type="submit">Continue</button></noscript>
