@@ -305,6 +305,37 @@ describe('Razorpay connector against FakeRazorpay', () => {
       }
     });
 
+    /** Two visits of Kosh's page at once: two attempts on the order; Kosh records the second. */
+    async function twoAttempts() {
+      const payment = newPayment();
+      const withOrder = record(payment, expectStarted(await connector.initiate(payment)));
+      const first = expectStarted(await continueWith(connector, withOrder, BROWSER));
+      const second = expectStarted(await continueWith(connector, withOrder, BROWSER));
+      if (first.next.kind !== 'redirect') throw new Error('expected a redirect');
+      const [firstAttempt, secondAttempt] = fake.paymentsFor(withOrder.provider.reference as string);
+      return { recorded: record(withOrder, second), firstUrl: first.next.url, firstAttempt, secondAttempt };
+    }
+
+    it('finds the money when the customer paid the attempt Kosh did not record', async () => {
+      const { recorded, firstUrl, firstAttempt, secondAttempt } = await twoAttempts();
+      expect(recorded.provider.data.razorpay_payment_id).toBe(secondAttempt?.id);
+      const back = await atBank(firstUrl, 'success');
+      expect((await connector.handleReturn?.(recorded, back.browserReturn))?.verified).toBe(true);
+      const paid = { outcome: 'captured', data: { razorpay_payment_id: firstAttempt?.id } };
+      expect(await connector.status(recorded)).toMatchObject(paid);
+      // Razorpay fails the abandoned attempt (the recorded one): the money is still found.
+      fake.decide(secondAttempt!, 'failure');
+      expect(await connector.status(recorded)).toMatchObject(paid);
+    });
+
+    it('keeps a failure of the recorded attempt open while another attempt is still at the bank', async () => {
+      const { recorded, firstAttempt, secondAttempt } = await twoAttempts();
+      fake.decide(secondAttempt!, 'failure');
+      expect(await connector.status(recorded)).toMatchObject({ outcome: 'pending' });
+      fake.decide(firstAttempt!, 'failure');
+      expect(await connector.status(recorded)).toMatchObject({ outcome: 'failed', rawStatus: 'failed' });
+    });
+
     it('asks the order for its best attempt when the payment id is not known', async () => {
       const { payment, url } = await toBank();
       await atBank(url, 'success');

@@ -137,6 +137,46 @@ async function orderStatus(client: RazorpayClient, orderId: string): Promise<Sta
   };
 }
 
+/**
+ * The recorded attempt has not taken the money, but it may not be the only one on the order: two
+ * visits of Kosh's page at once (a double click, a reload in a second tab) each make one, Kosh
+ * records the last, and the customer may pay in the other tab. Every attempt on the order is this
+ * payment's, so the order decides: one that took the money is the answer; while another is still
+ * at the bank, a failure of the recorded one is not final (pending); the order unread, neither is
+ * that failure (unknown).
+ */
+async function alongsideOtherAttempts(
+  client: RazorpayClient,
+  orderId: string,
+  recordedId: string,
+  recorded: StatusResult,
+): Promise<StatusResult> {
+  const answer = await client.orderPayments(orderId);
+  if (answer.kind === 'unknown') {
+    return recorded.outcome === 'failed' ? { outcome: 'unknown', reason: answer.reason } : recorded;
+  }
+  const items = answer.status === 200 ? itemsOf(answer.body) : undefined;
+  if (!items) {
+    return recorded.outcome === 'failed'
+      ? {
+          outcome: 'unknown',
+          reason: answer.status === 200 ? 'order payments: no items' : unreadable(answer),
+        }
+      : recorded;
+  }
+  const tookMoney = items.filter((item) =>
+    RAZORPAY_ATTEMPT_PREFERENCE.includes(stringField(item, 'status') ?? ''),
+  );
+  if (tookMoney.length > 0) return razorpayPaymentStatus(attemptFor(tookMoney));
+  const stillOpen = items.some(
+    (item) => stringField(item, 'id') !== recordedId && razorpayPaymentStatus(item).outcome === 'pending',
+  );
+  if (recorded.outcome === 'failed' && stillOpen) {
+    return { outcome: 'pending', rawStatus: 'created', reference: orderId };
+  }
+  return recorded;
+}
+
 /** The Razorpay payment that took the money, which is what a refund is made on. */
 async function paidPaymentId(
   client: RazorpayClient,
@@ -256,7 +296,10 @@ export function createRazorpayConnector(options: {
         const answer = await client.getPayment(paymentId);
         if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
         if (answer.status !== 200) return { outcome: 'unknown', reason: unreadable(answer) };
-        return razorpayPaymentStatus(answer.body);
+        const recorded = razorpayPaymentStatus(answer.body);
+        const orderId = orderIdOf(payment);
+        if (recorded.outcome === 'captured' || recorded.outcome === 'unknown' || !orderId) return recorded;
+        return alongsideOtherAttempts(client, orderId, paymentId, recorded);
       }
       const orderId = orderIdOf(payment);
       if (orderId) return orderStatus(client, orderId);
