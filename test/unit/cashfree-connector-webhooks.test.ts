@@ -40,14 +40,15 @@ describe('Cashfree connector against FakeCashfree', () => {
       });
     });
 
-    it('reads a PAYMENT_FAILED_WEBHOOK’s error details', async () => {
+    it('has Kosh ask about a PAYMENT_FAILED_WEBHOOK, whose status reads the error details', async () => {
       const payment = await pay({}, 'failure');
       const { headers, body } = fake.buildWebhook(orderOf(payment));
       const result = await connector.parseWebhook?.({ headers, rawBody: Buffer.from(body) });
-      expect(result).toMatchObject({
-        verified: true,
-        paymentId: payment.id,
-        status: { outcome: 'failed', errorCode: 'payment_declined', rawStatus: 'FAILED' },
+      expect(result).toMatchObject({ verified: true, paymentId: payment.id, status: null });
+      expect(await connector.status(payment)).toMatchObject({
+        outcome: 'failed',
+        errorCode: 'payment_declined',
+        rawStatus: 'FAILED',
       });
     });
 

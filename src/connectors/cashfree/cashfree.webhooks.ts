@@ -2,7 +2,6 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ProviderWebhook, WebhookResult } from '../connector.js';
 import { stringField } from '../http.js';
 import { cashfreeStatus, field, idField } from './cashfree.shapes.js';
-import { isUpiAttempt } from './cashfree.upi.js';
 
 function headerValue(
   headers: Record<string, string | string[] | undefined>,
@@ -60,10 +59,10 @@ export function parseCashfreeWebhook(
     return { verified: false, paymentId, reason: 'data.payment is about another order' };
   }
   const status = cashfreeStatus(attempt, field(data, 'error_details') ?? field(attempt, 'error_details'));
-  // A UPI attempt that did not take the money may be one whose start answer Kosh never recorded
-  // (rule 7): only `status`, which knows the attempt Kosh recorded, can say; Kosh asks it.
-  if (isUpiAttempt(attempt) && status.outcome !== 'captured') {
-    return { verified: true, eventId, paymentId, status: null };
-  }
+  // An attempt that did not take the money may not be the one the customer is at: one whose start
+  // answer Kosh never recorded (rule 7), after which Kosh's page made another on the same order.
+  // Only `status`, which reads every attempt on the order, can say what the payment is; Kosh asks
+  // it. What took the money is taken as it is.
+  if (status.outcome !== 'captured') return { verified: true, eventId, paymentId, status: null };
   return { verified: true, eventId, paymentId, status };
 }
