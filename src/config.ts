@@ -86,6 +86,12 @@ export interface ProviderSettings {
   razorpayBaseUrl: string;
   /** How long one call to a provider may take before its answer counts as unknown. */
   timeoutMs: number;
+  /**
+   * KOSH_LATE_AUTH_WINDOW_SECONDS: how long Kosh asks about a payment that failed without the
+   * provider's final word. A provider that captures a late authorisation by itself is told to do so
+   * only within it, so that Kosh still asks about everything it captures.
+   */
+  lateWindowSeconds: number;
 }
 
 /** How long payments stay open, how long they are asked about, and the sandbox's simulated bank. */
@@ -173,7 +179,7 @@ function url(name: string, raw: string, protocols: string[]): string {
   return raw;
 }
 
-function providerSettings(env: Env): ProviderSettings {
+function providerSettings(env: Env): Omit<ProviderSettings, 'lateWindowSeconds'> {
   const base = (name: string, fallback: string) =>
     url(name, env[name] || fallback, ['https:', 'http:']).replace(/\/+$/, '');
   return {
@@ -219,7 +225,7 @@ function requestTimeouts(env: Env): { requestTimeoutMs: number; headersTimeoutMs
   return { requestTimeoutMs, headersTimeoutMs };
 }
 
-function paymentSettings(env: Env, providers: ProviderSettings): PaymentSettings {
+function paymentSettings(env: Env, providers: Pick<ProviderSettings, 'timeoutMs'>): PaymentSettings {
   const pendingTimeoutSeconds = integer(env, 'KOSH_PENDING_TIMEOUT_SECONDS', 900, 10, 86_400);
   const lateWindowSeconds = integer(env, 'KOSH_LATE_AUTH_WINDOW_SECONDS', 259_200, 60, 30 * 86_400);
   if (lateWindowSeconds <= pendingTimeoutSeconds) {
@@ -356,7 +362,9 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
         'running 1 worker. Set DATABASE_URL=postgres://… to use every core.'
       : undefined;
 
-  const providers = providerSettings(merged);
+  const providerCalls = providerSettings(merged);
+  const payments = paymentSettings(merged, providerCalls);
+  const providers = { ...providerCalls, lateWindowSeconds: payments.lateWindowSeconds };
 
   return {
     port,
@@ -377,7 +385,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     dbConnectTimeoutMs: integer(merged, 'KOSH_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbStatementTimeoutMs: integer(merged, 'KOSH_DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     transactionGuard: boolean(merged, 'KOSH_TRANSACTION_GUARD', true),
-    payments: paymentSettings(merged, providers),
+    payments,
     sandboxBootstrap: boolean(merged, 'KOSH_SANDBOX_BOOTSTRAP', true),
     workers,
     workersNotice,

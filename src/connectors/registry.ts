@@ -64,6 +64,7 @@ export const PROVIDERS = {
           webhook_secret: String(credentials.webhook_secret),
         },
         timeoutMs: settings.timeoutMs,
+        autoCaptureMinutes: Math.floor(settings.lateWindowSeconds / 60),
       }),
   },
 } as const satisfies Record<string, ProviderKind>;

@@ -6,6 +6,7 @@ import {
   RAZORPAY_ERRORS,
   RAZORPAY_WALLETS,
 } from '../../src/connectors/razorpay/razorpay.tables.js';
+import { PROVIDERS } from '../../src/connectors/registry.js';
 import type { FakeRazorpay } from '../helpers/providers/razorpay-fake.js';
 import {
   atBank,
@@ -56,6 +57,31 @@ describe('Razorpay connector against FakeRazorpay', () => {
         },
       });
       expect(fake.calls).toEqual(['GET /v1/orders', 'POST /v1/orders']);
+    });
+
+    it("captures automatically only within Kosh's late-authorisation window", async () => {
+      const settings = { cashfreeBaseUrl: '', razorpayBaseUrl: fake.url, timeoutMs: 1_000 };
+      const credentials = {
+        key_id: fake.keyId,
+        key_secret: fake.keySecret,
+        webhook_secret: fake.webhookSecret,
+      };
+      for (const [windowSeconds, minutes] of [
+        [5_400, 90],
+        [5_459, 90],
+        [30 * 86_400, 7_200],
+      ] as const) {
+        const payment = newPayment();
+        const made = PROVIDERS.razorpay.create(credentials, {
+          ...settings,
+          lateWindowSeconds: windowSeconds,
+        });
+        expectStarted(await made.initiate(payment));
+        expect(fake.ordersFor(payment.id)[0]?.capture).toMatchObject({
+          capture: 'automatic',
+          capture_options: { automatic_expiry_period: minutes },
+        });
+      }
     });
 
     it('finds the order again by its receipt instead of making another', async () => {
