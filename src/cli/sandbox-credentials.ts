@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Container } from '../container.js';
+import { checkDataDirWritable } from '../db/data-dir-lock.js';
 import type { Credentials } from '../modules/accounts/accounts.service.js';
 import { newPassword } from '../modules/dashboard/passwords.js';
 
@@ -22,6 +23,9 @@ export async function bootstrapSandbox(
   container: Container,
 ): Promise<{ credentials: { merchant: SandboxAccount; partner: SandboxAccount }; file: string } | undefined> {
   const { accounts, dashboardUsers } = container.services;
+  // The secrets are shown once and written after the accounts commit: on a first start, a folder
+  // they could not be written to is refused before, or they would be lost.
+  if (!(await accounts.hasAccounts())) checkDataDirWritable(container.config.dataDir);
   const logins = {
     merchant: { email: SANDBOX_LOGINS.merchant, password: newPassword() },
     partner: { email: SANDBOX_LOGINS.partner, password: newPassword() },

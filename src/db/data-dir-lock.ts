@@ -31,6 +31,39 @@ const UNUSABLE: Record<string, string> = {
   ENOSPC: 'no space is left on the device',
 };
 
+/**
+ * Refuses, in one sentence, a data folder that could not be made or written, without making it:
+ * the folder itself when it exists, else the nearest folder above it that does.
+ */
+export function checkDataDirWritable(dataDir: string): void {
+  const target = path.resolve(dataDir);
+  let dir = target;
+  for (;;) {
+    let stats: fs.Stats;
+    try {
+      stats = fs.statSync(dir);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const parent = path.dirname(dir);
+      if (code === 'ENOENT' && parent !== dir) {
+        dir = parent;
+        continue;
+      }
+      throw new DataDirUnusableError(dataDir, UNUSABLE[code ?? ''] ?? (error as Error).message);
+    }
+    if (!stats.isDirectory()) {
+      throw new DataDirUnusableError(dataDir, dir === target ? UNUSABLE.EEXIST! : UNUSABLE.ENOTDIR!);
+    }
+    try {
+      fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new DataDirUnusableError(dataDir, UNUSABLE[code ?? ''] ?? (error as Error).message);
+    }
+    return;
+  }
+}
+
 /** Makes the data folder (mode 0700) if it is missing, and takes its lock (`acquireLock`). */
 export function openDataDir(dataDir: string): () => void {
   try {

@@ -428,6 +428,37 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       }
     });
 
+    it('refuses a data folder the sandbox credentials cannot be written to before creating the sandbox', async () => {
+      const database = await createEmptyPostgresDatabase();
+      try {
+        const aFile = path.join(tempDir(), 'not-a-folder');
+        fs.writeFileSync(aFile, '');
+        const key = randomBytes(32).toString('base64');
+        const started = runKosh(['serve', '--workers', '1'], {
+          DATABASE_URL: database.url,
+          KOSH_DATA_DIR: aFile,
+          KOSH_ENCRYPTION_KEY: key,
+          PORT: '0',
+        });
+        expect(await started.exited).toBe(1);
+        expect(started.output()).toContain(
+          `kosh: cannot use the data folder ${aFile} (KOSH_DATA_DIR, or --data-dir): it is a file, not a folder.`,
+        );
+        expect(started.output()).not.toMatch(/\n\s+at |secret_key/);
+        // No sandbox was made whose secrets nobody saw: a start with a usable folder makes and prints it.
+        const dataDir = tempDir();
+        const server = await serve({
+          DATABASE_URL: database.url,
+          KOSH_DATA_DIR: dataDir,
+          KOSH_ENCRYPTION_KEY: key,
+        });
+        expect(fs.existsSync(path.join(dataDir, 'sandbox-credentials.json'))).toBe(true);
+        await server.process.stop();
+      } finally {
+        await database.drop();
+      }
+    });
+
     it('answers /metrics for the whole server under --workers 2, whichever worker takes it', async () => {
       const database = await createEmptyPostgresDatabase();
       try {

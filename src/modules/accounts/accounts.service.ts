@@ -280,10 +280,11 @@ export function createAccountsService(deps: {
 
     authenticateCached,
 
-    /**
-     * On an empty database: a sandbox partner and a sandbox merchant it owns, each with a test key.
-     * Returns their credentials, or undefined when the database already has accounts.
-     */
+    /** Whether the database holds any account yet (a first start creates the sandbox's). */
+    async hasAccounts(): Promise<boolean> {
+      return (await repo.countAccounts(db)) > 0;
+    },
+
     /**
      * The sandbox's partner and merchant with a test key each, on an empty database only; `extra`
      * runs in the same transaction (the sandbox's dashboard users), so a crash leaves all or none.
