@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
+
 import { AddressUnavailableError } from './cli/address-check.js';
 import { AdminChannelError, UsageError } from './cli/admin.js';
 import { overrides, type Parsed, parse } from './cli/options.js';
@@ -7,7 +9,7 @@ import { TRIGGERS, TriggerError, trigger } from './cli/trigger.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError, DataDirUnusableError } from './db/data-dir-lock.js';
-import { DatabaseStartError } from './db/postgres.js';
+import { DatabaseStartError, EXIT_DATABASE_UNAVAILABLE } from './db/postgres.js';
 import { KoshError } from './domain/errors.js';
 import { EncryptionKeyError } from './security/key-check.js';
 
@@ -142,6 +144,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   ) {
     process.stderr.write(`kosh: ${error.message}\n`);
     if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);
+    if (error instanceof DatabaseStartError && cluster.isWorker) process.exit(EXIT_DATABASE_UNAVAILABLE);
     process.exit(error instanceof UsageError ? 64 : 1);
   }
   // An unknown option, or one given without its value (`--data-dir` at the end).

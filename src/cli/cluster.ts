@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { EXIT_DATABASE_UNAVAILABLE } from '../db/postgres.js';
 import { answerMetricsRequests } from '../http/metrics.js';
 
 export interface PrimaryOptions {
@@ -57,7 +58,10 @@ export function runPrimary(options: PrimaryOptions): Promise<number> {
         if (alive.size === 0) resolve(exitCode);
         return;
       }
-      if (!hadListened && ++failedStarts >= MAX_FAILED_STARTS) {
+      // A worker that could not reach the database is not a start-up failure: the database is
+      // away (an outage, a failover) and the next worker may find it back.
+      const databaseAway = code === EXIT_DATABASE_UNAVAILABLE;
+      if (!hadListened && !databaseAway && ++failedStarts >= MAX_FAILED_STARTS) {
         log.fatal(
           { pid: worker.process.pid, code, signal },
           `${MAX_FAILED_STARTS} workers in a row died before serving; stopping (see the errors above)`,
@@ -71,7 +75,9 @@ export function runPrimary(options: PrimaryOptions): Promise<number> {
       const delayMs = Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (recentDeaths.length - 1));
       log.error(
         { pid: worker.process.pid, code, signal, restart_in_ms: delayMs },
-        'a worker died unexpectedly; starting a replacement',
+        databaseAway
+          ? 'a worker could not reach the database; starting another'
+          : 'a worker died unexpectedly; starting a replacement',
       );
       // Not unref'd: when every worker is dead this timer is what keeps the primary alive.
       setTimeout(() => {

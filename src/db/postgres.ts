@@ -45,6 +45,13 @@ export function openPostgres(connectionString: string, options: PostgresOptions)
 export class DatabaseStartError extends Error {}
 
 /**
+ * A cluster worker's exit status when it could not start because the database could not be used
+ * (EX_TEMPFAIL): during an outage the primary keeps starting workers, with its growing delay,
+ * instead of counting them as start-up failures and giving up.
+ */
+export const EXIT_DATABASE_UNAVAILABLE = 75;
+
+/**
  * Asks the database once, at start, so that a wrong DATABASE_URL (no server there, no such
  * database, a refused login) is said in one sentence naming it, without its password.
  */
