@@ -75,3 +75,22 @@ it('holds a database from before the check to the key its secrets were stored un
   await createContainer(config, silent());
   expect((await checkValue())?.startsWith(`enc:v1:${harness.container.keyring.currentKeyId}:`)).toBe(true);
 });
+
+it('lets a rolling rotation run: a process with the new key for reading only reads what it writes', async () => {
+  const config = harness.container.config;
+  const oldKey = config.encryptionKey as Buffer;
+  const newKey = randomBytes(32);
+  // Step 1 on a host: the old key writes, the new one is there for reading; it starts.
+  const reading = await createContainer({ ...config, previousEncryptionKeys: [newKey] }, silent());
+  // Step 2 on another host: the new key writes.
+  const writing = await createContainer(
+    { ...config, encryptionKey: newKey, previousEncryptionKeys: [oldKey] },
+    silent(),
+  );
+  const sealed = writing.keyring.encrypt('whsec_rolling', 'webhook_endpoint:we_rolling');
+  expect(reading.keyring.decryptText(sealed, 'webhook_endpoint:we_rolling')).toBe('whsec_rolling');
+  // A host still on the old key alone could not read it: that is what step 1 is for.
+  expect(() => harness.container.keyring.decryptText(sealed, 'webhook_endpoint:we_rolling')).toThrow(
+    `key ${keyIdOf(newKey)}, which is not configured`,
+  );
+});
