@@ -32,6 +32,11 @@ function registerJsonParser(app: FastifyInstance): void {
   const parseSecureJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const encoded = encodingRefusal(request);
+    if (encoded) {
+      done(encoded);
+      return;
+    }
     const bytes = body as Buffer;
     if (!isUtf8(bytes)) {
       done(new KoshError('invalid_json', 'The request body is not valid UTF-8; send JSON encoded as UTF-8.'));
@@ -158,7 +163,12 @@ export function registerBodyParsers(app: FastifyInstance): void {
   // Only JSON and forms are API bodies; Fastify's built-in text/plain parser would turn a stray
   // text body into a confusing schema error instead of a clear 415.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser(FORM_TYPE, { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser(FORM_TYPE, { parseAs: 'string' }, (request, body, done) => {
+    const encoded = encodingRefusal(request);
+    if (encoded) {
+      done(encoded, undefined);
+      return;
+    }
     if (/^\s*[[{]/.test(body as string)) {
       done(
         new KoshError(
@@ -185,11 +195,26 @@ export function registerBodyParsers(app: FastifyInstance): void {
       done(null, parsed);
     } catch {
       done(
-        new KoshError('invalid_body', 'The form body could not be parsed (too deep or too many fields).'),
+        new KoshError(
+          'invalid_body',
+          'The form body could not be read: a field is given both as a value and as an object or list ' +
+            '(metadata=x with metadata[a]=y, or metadata[]=x), nested too deeply, or there are too many fields.',
+        ),
         undefined,
       );
     }
   });
+}
+
+/** A compressed body (any Content-Encoding but identity) is refused, never read as if it were text. */
+function encodingRefusal(request: FastifyRequest): KoshError | undefined {
+  const encoding = request.headers['content-encoding'];
+  if (encoding === undefined || /^\s*identity\s*$/i.test(encoding)) return undefined;
+  const named = encoding.length > 40 ? `${encoding.slice(0, 40)}…` : encoding;
+  return new KoshError(
+    'unsupported_media_type',
+    `Content-Encoding '${named}' is not accepted: send the body uncompressed.`,
+  );
 }
 
 /**

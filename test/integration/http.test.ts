@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
@@ -62,6 +63,55 @@ describeEachDatabase('HTTP conventions', (harness) => {
       headers: { 'content-type': 'text/plain' },
     });
     expectError(response, 415, 'unsupported_media_type');
+  });
+
+  it('refuses a compressed body with 415, naming its Content-Encoding, and creates nothing', async () => {
+    const body = JSON.stringify({ amount: 5000, currency: 'INR', receipt: 'encoded' });
+    for (const [encoding, payload] of [
+      ['gzip', gzipSync(body)],
+      ['br', body],
+    ] as const) {
+      const response = await harness().app.inject({
+        method: 'POST',
+        url: '/v1/orders/',
+        headers: {
+          authorization: merchant.auth,
+          'content-type': 'application/json',
+          'content-encoding': encoding,
+        },
+        payload,
+      });
+      expectError(response, 415, 'unsupported_media_type');
+      expect(response.json().error.message).toBe(
+        `Content-Encoding '${encoding}' is not accepted: send the body uncompressed.`,
+      );
+    }
+    const form = await harness().request('POST', '/v1/orders/', {
+      auth: merchant,
+      form: 'amount=5000&currency=INR',
+      headers: { 'content-encoding': 'deflate' },
+    });
+    expectError(form, 415, 'unsupported_media_type');
+    const orders = await harness().request('GET', '/v1/orders/?receipt=encoded', { auth: merchant });
+    expect(orders.json().data).toEqual([]);
+    // `identity` is no encoding at all.
+    const plain = await harness().request('POST', '/v1/orders/', {
+      auth: merchant,
+      json: { amount: 5000, currency: 'INR' },
+      headers: { 'content-encoding': 'identity' },
+    });
+    expect(plain.statusCode).toBe(200);
+  });
+
+  it('says what is wrong with a form field given both as a value and as an object', async () => {
+    for (const form of [
+      'amount=5000&currency=INR&metadata=x&metadata[a]=b',
+      'amount=5000&currency=INR&metadata[]=x',
+    ]) {
+      const response = await harness().request('POST', '/v1/orders/', { auth: merchant, form });
+      expect(response.statusCode, form).toBe(400);
+      expect(response.json().error.message, form).toMatch(/given both as a value and as an object or list/);
+    }
   });
 
   it.each([
