@@ -84,6 +84,14 @@ function fieldPath(instancePath: string, extra?: string): string {
   return parts.join('.');
 }
 
+/** What a value that misses a pattern is told, where the pattern has better words than "format". */
+const PATTERN_WORDS = new Map<string, string>();
+
+/** Names what a schema pattern accepts, for the error a value that misses it gets. */
+export function describePattern(pattern: string, words: string): void {
+  PATTERN_WORDS.set(pattern, words);
+}
+
 /** Turns the first schema violation into one precise, caller-facing error. */
 export function validationError(errors: AjvError[], context: string): KoshError {
   const priority = (error: AjvError) =>
@@ -176,7 +184,7 @@ export function describeViolation(error: AjvError): string {
     case 'multipleOf':
       return `must be a multiple of ${String(params.multipleOf)}`;
     case 'pattern':
-      return 'is not in the expected format';
+      return PATTERN_WORDS.get(String(params.pattern)) ?? 'is not in the expected format';
     case 'format':
       return `must be a valid ${String(params.format).replace(/-/g, ' ')}`;
     case 'minProperties':

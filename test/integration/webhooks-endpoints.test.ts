@@ -90,6 +90,12 @@ describeEachDatabase('webhook endpoints', (harness) => {
         'invalid_field',
         'enabled_events',
       ],
+      [
+        'a partner-only event on a merchant key',
+        { url: 'http://localhost/h', enabled_events: ['payment.captured', 'merchant.activated'] },
+        'invalid_field',
+        'enabled_events.1',
+      ],
       ['unknown field', { url: 'http://localhost/h', urll: 'x' }, 'unknown_field', 'urll'],
       [
         'secret set by caller',
@@ -116,6 +122,27 @@ describeEachDatabase('webhook endpoints', (harness) => {
       const after = (await harness().request('GET', '/v1/webhooks/?limit=100', { auth: merchant })).json()
         .data.length;
       expect(after).toBe(before);
+    });
+
+    it('names the event types when one is not known, and takes merchant events only on a partner key', async () => {
+      const unknown = await create({ url: 'http://localhost/h', enabled_events: ['payment.done'] });
+      expect(unknown.json().error.message).toBe(
+        "The field 'enabled_events.0' is not an event type: payment.pending, payment.captured, payment.failed, payment.late_authorisation, order.paid, refund.created, refund.processed, refund.failed, checkout_session.completed, checkout_session.expired, merchant.<status>; or *.",
+      );
+      const partnerOnly = await create({ url: 'http://localhost/h', enabled_events: ['merchant.activated'] });
+      expect(partnerOnly.json().error.message).toContain('an event sent only to partners');
+      const partner = await harness().partner('Events partner');
+      expect(
+        (await create({ url: 'http://localhost/p', enabled_events: ['merchant.activated'] }, partner))
+          .statusCode,
+      ).toBe(200);
+      const endpoint = (await create({ url: 'http://localhost/m' })).json().data;
+      const patched = await harness().request('PATCH', `/v1/webhooks/${endpoint.id}/`, {
+        auth: merchant,
+        json: { enabled_events: ['merchant.suspended'] },
+      });
+      expect(patched.statusCode).toBe(400);
+      expect(patched.json().error).toMatchObject({ code: 'invalid_field', field: 'enabled_events.0' });
     });
 
     it('live mode: refuses http and loopback, accepts a public https host, re-checks DNS', async () => {

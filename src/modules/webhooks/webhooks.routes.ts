@@ -1,10 +1,20 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { KoshError } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import { describePattern } from '../../http/errors.js';
 import type { Keyed } from '../../http/idempotency.js';
 import { errorResponses, IdParams, ListQuery, listOf } from '../../http/schemas.js';
-import { CreateEndpointBody, Endpoint, RotateSecretBody, UpdateEndpointBody } from './webhooks.schemas.js';
+import type { Principal } from '../accounts/principal.js';
+import { EVENT_TYPE_LIST } from '../events/events.schemas.js';
+import {
+  CreateEndpointBody,
+  Endpoint,
+  EventTypePattern,
+  RotateSecretBody,
+  UpdateEndpointBody,
+} from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
 
 const tags = ['Webhooks'];
@@ -20,6 +30,20 @@ async function splitFormEventList(request: FastifyRequest): Promise<void> {
   }
 }
 const one = Type.Object({ data: Endpoint, message: Type.String() });
+
+describePattern(EventTypePattern, `is not an event type: ${EVENT_TYPE_LIST}; or *`);
+
+/** `merchant.<status>` events are about a partner's merchants: a merchant's own endpoint never gets one. */
+function refusePartnerEvents(principal: Principal, events: string[] | undefined): void {
+  if (principal.accountKind !== 'merchant' || !events) return;
+  const index = events.findIndex((type) => type.startsWith('merchant.'));
+  if (index < 0) return;
+  throw new KoshError(
+    'invalid_field',
+    `The field 'enabled_events.${index}' is '${events[index]}', an event sent only to partners, about their merchants: a merchant's endpoint never receives it.`,
+    `enabled_events.${index}`,
+  );
+}
 
 /** Webhook endpoints. Merchant and partner keys both manage their own account's endpoints. */
 export function registerWebhookRoutes(app: App, webhooks: WebhooksService, keyed: Keyed): void {
@@ -38,10 +62,13 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService, keyed
       },
     },
     async (request, reply) =>
-      keyed(request, reply, async (work) => ({
-        data: await webhooks.create(principalOf(request), request.body, { ids: work.ids }),
-        message: 'Webhook endpoint created. Keep the secret: it is not shown again.',
-      })),
+      keyed(request, reply, async (work) => {
+        refusePartnerEvents(principalOf(request), request.body.enabled_events);
+        return {
+          data: await webhooks.create(principalOf(request), request.body, { ids: work.ids }),
+          message: 'Webhook endpoint created. Keep the secret: it is not shown again.',
+        };
+      }),
   );
 
   app.get(
@@ -89,10 +116,13 @@ export function registerWebhookRoutes(app: App, webhooks: WebhooksService, keyed
         response: { 200: one, ...errorResponses(400, 404, 415) },
       },
     },
-    async (request) => ({
-      data: await webhooks.update(principalOf(request), request.params.id, request.body),
-      message: 'Webhook endpoint updated.',
-    }),
+    async (request) => {
+      refusePartnerEvents(principalOf(request), request.body.enabled_events);
+      return {
+        data: await webhooks.update(principalOf(request), request.params.id, request.body),
+        message: 'Webhook endpoint updated.',
+      };
+    },
   );
 
   app.delete(

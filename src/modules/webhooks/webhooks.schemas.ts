@@ -9,7 +9,7 @@ import type {
   UpdateEndpoint,
 } from './webhooks.model.js';
 
-const EventTypePattern = `^(\\*|${EVENT_TYPE_ALTERNATIVES})$`;
+export const EventTypePattern = `^(\\*|${EVENT_TYPE_ALTERNATIVES})$`;
 
 const EnabledEvents = Type.Array(Type.String({ pattern: EventTypePattern, maxLength: 60 }), {
   minItems: 1,
