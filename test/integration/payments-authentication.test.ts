@@ -284,7 +284,10 @@ describeEachDatabase('payment authentication pages', (harness) => {
     const { paymentId } = await createPayment(harness(), merchant);
     const status = await harness().request('GET', `/v1/payments/${paymentId}/upi-status/`);
     expect(status.statusCode).toBe(404);
-    expect(status.json().error.code).toBe('resource_not_found');
+    expect(status.json().error).toMatchObject({
+      code: 'resource_not_found',
+      message: `No UPI payment with id '${paymentId}'.`,
+    });
   });
 
   it('never writes "><script> unescaped into html_content or any page', async () => {

@@ -388,7 +388,7 @@ export function createAuthenticationService(deps: {
     async status(paymentId: string): Promise<{ status: PaymentRow['status']; final: boolean }> {
       // What Kosh's UPI page follows: any other payment is not found here.
       const found = await repo.findById(db, paymentId);
-      if (found?.method !== 'upi') throw notFound('payment', paymentId);
+      if (found?.method !== 'upi') throw notFound('UPI payment', paymentId);
       const payment = await load(paymentId, found);
       return { status: payment.status, final: isFinal(payment.status) };
     },
