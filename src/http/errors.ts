@@ -234,7 +234,13 @@ export function toKoshError(error: FastifyError & { validationContext?: string }
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const kosh = toKoshError(error);
   const status = ERROR_CATALOGUE[kosh.code].status;
-  if (status >= 500) request.log.error({ err: error }, 'request failed');
+  if (kosh.code === 'service_unavailable') {
+    // An outage answers every request 503: one line each with its reason, not a stack trace each.
+    request.log.warn(
+      { code: kosh.code, reason: kosh.cause ?? kosh.message },
+      'request refused: service unavailable',
+    );
+  } else if (status >= 500) request.log.error({ err: error }, 'request failed');
   return sendError(reply, kosh);
 }
 

@@ -156,3 +156,33 @@ describe('closing the HTTP server', () => {
     }
   }, 30_000);
 });
+
+describe('a database that went away', () => {
+  it('answers 503 and logs one line with the reason per request, no stack trace', async () => {
+    const harness = await createHarness('pglite');
+    const merchant = await harness.merchant();
+    await harness.container.db.close();
+    for (let i = 0; i < 3; i++) {
+      const response = await harness.request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: { amount: 5000, currency: 'INR' },
+      });
+      expect(response.statusCode).toBe(503);
+      expect(response.json().error.code).toBe('service_unavailable');
+    }
+    const lines = harness
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('service unavailable'));
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      expect(JSON.parse(line)).toMatchObject({
+        level: 40,
+        code: 'service_unavailable',
+        reason: expect.any(String),
+      });
+      expect(line).not.toContain('"stack"');
+    }
+    await harness.app.close();
+  });
+});
