@@ -136,9 +136,9 @@ export interface RateLimits {
 export class ConfigError extends Error {
   constructor(
     readonly setting: string,
-    message: string,
+    readonly reason: string,
   ) {
-    super(`Invalid setting ${setting}: ${message}`);
+    super(`Invalid setting ${setting}: ${reason}`);
     this.name = 'ConfigError';
   }
 }
@@ -256,13 +256,33 @@ function paymentSettings(env: Env, providers: Pick<ProviderSettings, 'timeoutMs'
 /** Reads every setting from the environment (and command-line overrides) and fails fast naming the bad one. */
 export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = {}): Config {
   const merged: Env = { ...env };
-  if (overrides.port !== undefined) merged.PORT = overrides.port;
-  if (overrides.host !== undefined) merged.HOST = overrides.host;
-  if (overrides.dataDir !== undefined) merged.KOSH_DATA_DIR = overrides.dataDir;
-  if (overrides.publicUrl !== undefined) merged.KOSH_PUBLIC_URL = overrides.publicUrl;
-  if (overrides.databaseUrl !== undefined) merged.DATABASE_URL = overrides.databaseUrl;
-  if (overrides.workers !== undefined) merged.KOSH_WORKERS = overrides.workers;
+  const flags = new Map<string, string>();
+  for (const [key, setting, flag] of OVERRIDDEN) {
+    const value = overrides[key];
+    if (value === undefined) continue;
+    merged[setting] = value;
+    flags.set(setting, flag);
+  }
+  try {
+    return configFrom(merged);
+  } catch (error) {
+    // A bad value given as a flag is named by the flag the operator typed.
+    const flag = error instanceof ConfigError ? flags.get(error.setting) : undefined;
+    throw flag ? new ConfigError(flag, (error as ConfigError).reason) : error;
+  }
+}
 
+/** The command-line overrides: each replaces a setting. */
+const OVERRIDDEN = [
+  ['port', 'PORT', '--port'],
+  ['host', 'HOST', '--host'],
+  ['dataDir', 'KOSH_DATA_DIR', '--data-dir'],
+  ['publicUrl', 'KOSH_PUBLIC_URL', '--public-url'],
+  ['databaseUrl', 'DATABASE_URL', '--database-url'],
+  ['workers', 'KOSH_WORKERS', '--workers'],
+] as const;
+
+function configFrom(merged: Env): Config {
   const port = integer(merged, 'PORT', 3000, 0, 65535);
   const host = merged.HOST || '127.0.0.1';
   const databaseUrl = merged.DATABASE_URL

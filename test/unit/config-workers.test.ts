@@ -29,8 +29,12 @@ describe('worker count', () => {
     expect(() => loadConfig({ DATABASE_URL: PG, KOSH_ENCRYPTION_KEY: KEY }, { workers: '0' })).toThrow(
       ConfigError,
     );
+    // Named as the operator gave it: the flag, or the setting.
     expect(() => loadConfig({ DATABASE_URL: PG, KOSH_ENCRYPTION_KEY: KEY }, { workers: 'two' })).toThrow(
-      /KOSH_WORKERS/,
+      "Invalid setting --workers: expected a whole number, got 'two'.",
+    );
+    expect(() => loadConfig({ DATABASE_URL: PG, KOSH_ENCRYPTION_KEY: KEY, KOSH_WORKERS: 'two' })).toThrow(
+      "Invalid setting KOSH_WORKERS: expected a whole number, got 'two'.",
     );
   });
 });
