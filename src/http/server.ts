@@ -224,12 +224,22 @@ export async function buildServer(container: Container): Promise<App> {
     // Only a listening server has connections (the tests' injected requests have none).
     if (!app.server.listening) return done();
     const server = app.server;
-    const reaper = setInterval(() => server.closeIdleConnections(), 200).unref();
-    const grace = setTimeout(done, DRAIN_GRACE_MS);
-    server.once('close', () => {
-      clearInterval(reaper);
-      clearTimeout(grace);
+    let closed = false;
+    let drained = false;
+    let reaper: NodeJS.Timeout | undefined;
+    // After the grace (or once every connection is gone), never twice.
+    const finish = () => {
+      if (drained) return;
+      drained = true;
+      if (!closed) reaper = setInterval(() => server.closeIdleConnections(), 200).unref();
       done();
+    };
+    const grace = setTimeout(finish, DRAIN_GRACE_MS);
+    server.once('close', () => {
+      closed = true;
+      clearTimeout(grace);
+      clearInterval(reaper);
+      finish();
     });
     // net's close, not http's: http's would also close the idle connections now.
     net.Server.prototype.close.call(server);

@@ -157,6 +157,40 @@ describe('closing the HTTP server', () => {
   }, 30_000);
 });
 
+describe('closing the HTTP server, an idle keep-alive connection', () => {
+  it('is left open for a moment, so a request its client sends then is answered 503, not reset', async () => {
+    const harness = await createHarness('pglite');
+    const port = await freePort();
+    await harness.app.listen({ port, host: '127.0.0.1' });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ status?: number; connection?: string; code?: string; reused?: boolean }>((resolve) => {
+        const request = http.get({ host: '127.0.0.1', port, path: '/healthz', agent }, (response) => {
+          response.resume();
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode,
+              connection: response.headers.connection,
+              reused: request.reusedSocket,
+            }),
+          );
+        });
+        request.on('error', (error: NodeJS.ErrnoException) => resolve({ code: error.code }));
+      });
+    try {
+      expect((await get()).status).toBe(200);
+      const closed = harness.app.close();
+      // Idle for half a second after the close began, then the next request on the same connection.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await get()).toEqual({ status: 503, connection: 'close', reused: true });
+      await closed;
+    } finally {
+      agent.destroy();
+      await harness.container.close();
+    }
+  }, 30_000);
+});
+
 describe('a database that went away', () => {
   it('answers 503 and logs one line with the reason per request, no stack trace', async () => {
     const harness = await createHarness('pglite');
