@@ -121,20 +121,33 @@ async function findOrder(client: RazorpayClient, payment: ConnectorPayment): Pro
  * failure either.
  */
 async function orderStatus(client: RazorpayClient, orderId: string): Promise<StatusResult> {
+  const attempts = await orderAttempts(client, orderId);
+  if ('reason' in attempts) return { outcome: 'unknown', reason: attempts.reason };
+  if (attempts.paid) return attempts.paid;
+  return {
+    outcome: 'not_started',
+    rawStatus: attempts.items.length === 0 ? 'no_payment' : 'attempt_not_shown',
+    reference: orderId,
+  };
+}
+
+/**
+ * The attempts on a Razorpay order, and the status of the one that took the money if any (the
+ * preferred one: captured, refunded, authorised); or why they could not be read.
+ */
+async function orderAttempts(
+  client: RazorpayClient,
+  orderId: string,
+): Promise<{ items: unknown[]; paid: StatusResult | undefined } | { reason: string }> {
   const answer = await client.orderPayments(orderId);
-  if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
-  if (answer.status !== 200) return { outcome: 'unknown', reason: unreadable(answer) };
+  if (answer.kind === 'unknown') return { reason: answer.reason };
+  if (answer.status !== 200) return { reason: unreadable(answer) };
   const items = itemsOf(answer.body);
-  if (!items) return { outcome: 'unknown', reason: 'order payments: no items' };
+  if (!items) return { reason: 'order payments: no items' };
   const tookMoney = items.filter((item) =>
     RAZORPAY_ATTEMPT_PREFERENCE.includes(stringField(item, 'status') ?? ''),
   );
-  if (tookMoney.length > 0) return razorpayPaymentStatus(attemptFor(tookMoney));
-  return {
-    outcome: 'not_started',
-    rawStatus: items.length === 0 ? 'no_payment' : 'attempt_not_shown',
-    reference: orderId,
-  };
+  return { items, paid: tookMoney.length > 0 ? razorpayPaymentStatus(attemptFor(tookMoney)) : undefined };
 }
 
 /**
@@ -151,24 +164,12 @@ async function alongsideOtherAttempts(
   recordedId: string,
   recorded: StatusResult,
 ): Promise<StatusResult> {
-  const answer = await client.orderPayments(orderId);
-  if (answer.kind === 'unknown') {
-    return recorded.outcome === 'failed' ? { outcome: 'unknown', reason: answer.reason } : recorded;
+  const attempts = await orderAttempts(client, orderId);
+  if ('reason' in attempts) {
+    return recorded.outcome === 'failed' ? { outcome: 'unknown', reason: attempts.reason } : recorded;
   }
-  const items = answer.status === 200 ? itemsOf(answer.body) : undefined;
-  if (!items) {
-    return recorded.outcome === 'failed'
-      ? {
-          outcome: 'unknown',
-          reason: answer.status === 200 ? 'order payments: no items' : unreadable(answer),
-        }
-      : recorded;
-  }
-  const tookMoney = items.filter((item) =>
-    RAZORPAY_ATTEMPT_PREFERENCE.includes(stringField(item, 'status') ?? ''),
-  );
-  if (tookMoney.length > 0) return razorpayPaymentStatus(attemptFor(tookMoney));
-  const stillOpen = items.some(
+  if (attempts.paid) return attempts.paid;
+  const stillOpen = attempts.items.some(
     (item) => stringField(item, 'id') !== recordedId && razorpayPaymentStatus(item).outcome === 'pending',
   );
   if (recorded.outcome === 'failed' && stillOpen) {
