@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { ignoredSettings } from './config-ignored.js';
 import { type AmountLimits, CURRENCIES } from './domain/money.js';
 import { parseKey } from './security/keyring.js';
 
@@ -50,6 +51,8 @@ export interface Config {
   trustProxyHops: number;
   /** Set when more workers were asked for than the database allows; `serve` prints it. */
   workersNotice: string | undefined;
+  /** A sentence for each `KOSH_*` variable set but not a setting (a misspelling); `serve` prints them. */
+  ignoredSettings: string[];
   /** One `info` line per request instead of Fastify's two; `false` logs only warnings and errors. */
   requestLog: boolean;
   webhooks: WebhookSettings;
@@ -263,8 +266,16 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     merged[setting] = value;
     flags.set(setting, flag);
   }
+  // Every name the settings read is noted, so that a `KOSH_*` variable none of them read is named.
+  const read = new Set<string>();
+  const tracked = new Proxy(merged, {
+    get: (target, name) => {
+      if (typeof name === 'string') read.add(name);
+      return target[name as string];
+    },
+  });
   try {
-    return configFrom(merged);
+    return { ...configFrom(tracked), ignoredSettings: ignoredSettings(env, read) };
   } catch (error) {
     // A bad value given as a flag is named by the flag the operator typed.
     const flag = error instanceof ConfigError ? flags.get(error.setting) : undefined;
@@ -282,7 +293,7 @@ const OVERRIDDEN = [
   ['workers', 'KOSH_WORKERS', '--workers'],
 ] as const;
 
-function configFrom(merged: Env): Config {
+function configFrom(merged: Env): Omit<Config, 'ignoredSettings'> {
   const port = integer(merged, 'PORT', 3000, 0, 65535);
   const host = merged.HOST || '127.0.0.1';
   const databaseUrl = merged.DATABASE_URL

@@ -29,17 +29,7 @@ export async function serve(values: Parsed['values']): Promise<void> {
   const config = loadConfig(process.env, overrides(values));
   if (cluster.isPrimary && config.workersNotice) process.stderr.write(`kosh: ${config.workersNotice}\n`);
   if (cluster.isPrimary) {
-    // Every other setting is KOSH_*; the address is PORT and HOST, as most servers read it.
-    for (const [misnamed, setting] of [
-      ['KOSH_PORT', 'PORT'],
-      ['KOSH_HOST', 'HOST'],
-    ] as const) {
-      if (process.env[misnamed] !== undefined) {
-        process.stderr.write(
-          `kosh: ${misnamed} is not a setting and is ignored: the listening address is ${setting} (or --${setting.toLowerCase()}).\n`,
-        );
-      }
-    }
+    for (const notice of config.ignoredSettings) process.stderr.write(`kosh: ${notice}\n`);
   }
   const clustered = config.workers > 1;
   if (clustered && cluster.isPrimary) {
