@@ -234,6 +234,26 @@ describeEachDatabase(
       expect(types.slice(-2)).toEqual(['merchant.suspended', 'merchant.activated']);
     });
 
+    it('never activates a merchant with requirements due, even from a suspension', async () => {
+      const partner = await harness().liveKey(await harness().partner('Suspended early'));
+      const merchant = (
+        await harness().request('POST', `${BASE}/merchants/`, { auth: partner, json: proprietorBody() })
+      ).json().data;
+      const operate = harness().container.services.merchants.operate;
+      expect((await operate(merchant.id, 'suspend')).status).toBe('suspended');
+      const refused = operate(merchant.id, 'activate');
+      await expect(refused).rejects.toMatchObject({ code: 'state_conflict' });
+      await expect(refused).rejects.toThrow(/still due: bank_details, kyc_document\.pan/);
+      const keys = await harness().request('POST', `${BASE}/merchants/${merchant.id}/keys/`, {
+        auth: partner,
+        json: { mode: 'live' },
+      });
+      expect(keys.statusCode).toBe(403);
+      const fetched = await harness().request('GET', `${BASE}/merchants/${merchant.id}/`, { auth: partner });
+      expect(fetched.json().data.status).toBe('suspended');
+      await expect(refused).rejects.toThrow(/it stays suspended/);
+    });
+
     it('asks a merchant under review for clarification, then returns it to review on the next upload', async () => {
       const partner = await harness().liveKey(await harness().partner('Clarifier'));
       const merchant = (

@@ -287,12 +287,21 @@ export function createMerchantsService(deps: {
       return db.transaction(async (tx) => {
         const profile = await repos.merchants.findProfileById(tx, merchantId, true);
         if (!profile) throw notFound('merchant', merchantId);
-        if (action === 'activate' && profile.status === 'created') {
+        // Whatever the status activation starts from (a suspension can come before any review),
+        // a merchant with requirements due is never activated.
+        if (action === 'activate') {
           const due = (await merchantView(tx, repos, profile)).requirements.currently_due;
-          throw new KoshError(
-            'state_conflict',
-            `The merchant ${merchantId} is not ready for activation; still due: ${due.join(', ')}.`,
-          );
+          if (profile.status === 'created' || due.length > 0) {
+            // A suspended merchant takes no submissions, so one suspended with requirements due stays so.
+            const stuck =
+              profile.status === 'suspended'
+                ? ' It was suspended before they were in: it stays suspended.'
+                : '';
+            throw new KoshError(
+              'state_conflict',
+              `The merchant ${merchantId} is not ready for activation; still due: ${due.join(', ')}.${stuck}`,
+            );
+          }
         }
         const updated: ProfileRow = await onboarding.transition(tx, profile, action, note?.trim());
         return merchantView(tx, repos, updated);
