@@ -114,6 +114,12 @@ export const ERROR_CATALOGUE = {
     type: 'permission_error',
     message: 'This endpoint needs a merchant key.',
   },
+  cross_site_request: {
+    status: 403,
+    type: 'permission_error',
+    message:
+      'A web page of another site sent this request; the API takes requests from servers, not from pages.',
+  },
   live_mode_required: {
     status: 403,
     type: 'permission_error',

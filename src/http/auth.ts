@@ -5,6 +5,7 @@ import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { Principal } from '../modules/accounts/principal.js';
 import type { RateLimiter } from './rate-limit.js';
 import { RequestLogger } from './request-logger.js';
+import { fromKoshOrNoPage } from './request-site.js';
 
 /** `any`: both merchant and partner keys (each sees only its own account's data). */
 export type AuthRequirement = AccountKind | 'any' | 'none';
@@ -38,12 +39,20 @@ export function principalOf(request: FastifyRequest): Principal {
 }
 
 /**
+ * Writes a page of another site sent are refused: a browser that once answered the Basic challenge
+ * attaches those credentials by itself, so a form on any site could otherwise write through the API
+ * as the merchant (cross-site request forgery). Reads are answered: the other site cannot see them.
+ */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
  * Authenticates every route that needs a key, then takes a token from the key's rate limit. An
  * address that failed too often is refused with 429 before its credentials are even looked at
  * (right ones included), so guessing secrets is slow. A key in the cache is checked without
  * waiting for anything, so the hook takes Fastify's callback instead of returning a promise.
  */
-export function createAuthHook(accounts: AccountsService, limiter?: RateLimiter) {
+export function createAuthHook(accounts: AccountsService, publicUrl: string, limiter?: RateLimiter) {
+  const publicOrigin = new URL(publicUrl).origin;
   function admit(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -75,6 +84,9 @@ export function createAuthHook(accounts: AccountsService, limiter?: RateLimiter)
     if (!requirement || requirement === 'none') {
       done();
       return;
+    }
+    if (!SAFE_METHODS.has(request.method) && !fromKoshOrNoPage(request.headers, publicOrigin)) {
+      throw new KoshError('cross_site_request');
     }
     const credentials = parseBasic(request.headers.authorization);
     if (credentials === 'missing') throw new KoshError('authentication_required');

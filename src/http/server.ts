@@ -188,7 +188,7 @@ export async function buildServer(container: Container): Promise<App> {
   const limiter = createRateLimiter(config.rateLimits, container.services.limits);
   // Hooks take a callback rather than return a promise when their work is synchronous: a promise
   // per hook per request is measurable at thousands of requests a second.
-  const authenticate = createAuthHook(services.accounts, limiter);
+  const authenticate = createAuthHook(services.accounts, config.publicUrl, limiter);
   // Every answer carries its request id, and `nosniff`: responses are data, and a browser must never
   // guess HTML from a body holding a merchant's string. Set when the request arrives (the reply keeps
   // them through errors), so no hook runs as it is sent.

@@ -32,6 +32,50 @@ describeEachDatabase('authentication and modes', (harness) => {
     await expect401(header, 'invalid_credentials');
   });
 
+  it('refuses a write a web page of another site sent with the browser-held credentials', async () => {
+    const auth = merchant;
+    const count = async () =>
+      (await harness().request('GET', '/v1/orders/?limit=100', { auth })).json().data.length as number;
+    const before = await count();
+    // A form on another site posting to the API: the browser attaches the Basic credentials it holds.
+    for (const headers of <Record<string, string>[]>[
+      { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', origin: 'https://attacker.example' },
+      { 'sec-fetch-site': 'same-site', origin: 'https://shop.localhost' },
+      { origin: 'https://attacker.example' },
+      { origin: 'null' },
+    ]) {
+      const forged = await harness().request('POST', '/v1/orders/', {
+        auth,
+        headers,
+        form: { amount: '4242', currency: 'INR' },
+      });
+      expect(forged.statusCode, JSON.stringify(headers)).toBe(403);
+      expect(forged.json().error).toMatchObject({ type: 'permission_error', code: 'cross_site_request' });
+    }
+    expect(await count()).toBe(before);
+    // Reads cannot be seen by the other site; a server, the address bar and Kosh's own origin write as before.
+    const read = await harness().request('GET', '/v1/orders/', {
+      auth,
+      headers: { 'sec-fetch-site': 'cross-site', origin: 'https://attacker.example' },
+    });
+    expect(read.statusCode).toBe(200);
+    for (const headers of <Record<string, string>[]>[
+      {},
+      { 'sec-fetch-mode': 'cors' },
+      { 'sec-fetch-site': 'none' },
+      { 'sec-fetch-site': 'same-origin', origin: new URL(harness().container.config.publicUrl).origin },
+      { origin: new URL(harness().container.config.publicUrl).origin },
+    ]) {
+      const allowed = await harness().request('POST', '/v1/orders/', {
+        auth,
+        headers,
+        json: { amount: 5000, currency: 'INR' },
+      });
+      expect(allowed.statusCode, JSON.stringify(headers)).toBe(200);
+    }
+    expect(await count()).toBe(before + 5);
+  });
+
   it('answers 401 for a wrong secret and for an unknown key', async () => {
     await expect401(
       basicAuth({ api_key: merchant.credentials.api_key, secret_key: 'sk_test_wrong' }),

@@ -1,9 +1,9 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { ERROR_CATALOGUE, KoshError } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { pageErrorHandler, sendPage } from '../../http/pages.js';
+import { fromKoshOrNoPage } from '../../http/request-site.js';
 import { IdParams } from '../../http/schemas.js';
 import { newNonce } from '../../pages/document.js';
 import { renderCheckoutError, renderCheckoutPage, renderStarted } from './checkout.pages.js';
@@ -40,21 +40,6 @@ const CheckoutFormBody = Type.Object(
 /** `/checkout/<id>/`: the page's address relative to Kosh, so its forms post to wherever it was opened. */
 function pagePath(id: string): string {
   return `/checkout/${encodeURIComponent(id)}/`;
-}
-
-/**
- * Only the page itself may start a payment. A browser posts a form from another site with
- * `Sec-Fetch-Site: cross-site` (or `same-site`); a browser without Fetch Metadata still names the
- * posting page's origin in `Origin` (`null` from an opaque one), which must then be Kosh's public
- * origin or the host the page was opened at (its form posts to wherever it was opened). A client
- * that sends neither header is not a browser page.
- */
-function fromThePage(headers: IncomingHttpHeaders, publicOrigin: string): boolean {
-  const site = headers['sec-fetch-site'];
-  if (site !== undefined) return site === 'same-origin' || site === 'none';
-  const origin = headers.origin;
-  if (origin === undefined || origin === publicOrigin) return true;
-  return URL.canParse(origin) && new URL(origin).host === headers.host;
 }
 
 /**
@@ -115,7 +100,7 @@ export function registerCheckoutPageRoutes(app: App, service: CheckoutPageServic
     async (request, reply) => {
       const { id } = request.params;
       const form = request.body as CheckoutForm;
-      if (!fromThePage(request.headers, publicOrigin)) {
+      if (!fromKoshOrNoPage(request.headers, publicOrigin)) {
         const nonce = newNonce();
         const refused = renderCheckoutError(403, 'A payment can be started only from its own page.', nonce);
         return sendPage(reply, refused, nonce, publicOrigin);
