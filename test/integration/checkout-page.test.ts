@@ -207,9 +207,21 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     expect(again.body).toMatch(
       /<div class="alert" role="alert" id="last-attempt"><p><strong>Your payment by HDFC Bank did not go through/,
     );
+    expect(again.body).toContain('No money was taken.');
+    // An attempt Kosh stopped waiting for (expired at the bank's page) may still be authorised by
+    // the bank: the page never says that no money was taken.
+    const second = await post(session.id, { pay: 'bank:SBIN', ...CUSTOMER });
+    expect(second.statusCode).toBe(200);
+    const [, abandoned] = await paymentsOf(session.id);
+    harness().clock.advance((harness().container.config.payments.expirySeconds + 1) * 1000);
+    await harness().request('GET', `/v1/payments/${abandoned!.id}/authentication/`);
+    const afterExpiry = await page(session.id);
+    expect(afterExpiry.body).toContain('did not go through');
+    expect(afterExpiry.body).not.toContain('No money was taken');
+    expect(afterExpiry.body).toContain('you do not pay twice');
 
     await post(session.id, { pay: 'wallet:payzapp', ...CUSTOMER });
-    const [, paid] = await paymentsOf(session.id);
+    const [, , paid] = await paymentsOf(session.id);
     const success = await choose(harness(), paid!.id, await openPage(harness(), paid!.id), 'success');
     expect(success.statusCode).toBe(200);
     expect(success.body).toContain(`action="${RETURN_URL}"`);
@@ -229,7 +241,7 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     expect(retry.statusCode).toBe(409);
     expect(retry.body).toContain('<h2 class="done">This order is paid</h2>');
     expect(retry.body).not.toContain('<form');
-    expect(await paymentsOf(session.id)).toHaveLength(2);
+    expect(await paymentsOf(session.id)).toHaveLength(3);
     const returned = await harness().request('GET', new URL(returnPage).pathname);
     expect(returnFields(returned.body)).toMatchObject({ payment_id: paid!.id, status: 'captured' });
   });

@@ -138,6 +138,54 @@ describeEachDatabase(
         'order.paid',
       ]);
     }, 60_000);
+
+    it("takes the provider's signed success when the customer comes back after Kosh stopped waiting", async () => {
+      fakepay.faults = {};
+      const order = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: { amount: 5000, currency: 'INR' },
+      });
+      const created = await harness().request('POST', '/v1/payments/create/s2s/', {
+        auth: merchant,
+        json: paymentBody(order.json().data.id, { bank: 'HDFC' }),
+      });
+      const paymentId = created.json().payment_id as string;
+      const page = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
+      const bankUrl = (
+        page.statusCode === 302
+          ? String(page.headers.location)
+          : (/<form id="kosh-provider" method="POST" action="([^"]+)"/.exec(page.body)?.[1] ?? '')
+      ).replace(/\?.*$/, '');
+      const decide = async (choice: string) =>
+        returnFields(
+          await (
+            await fetch(`${bankUrl}/decide`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/x-www-form-urlencoded' },
+              body: `choice=${choice}`,
+            })
+          ).text(),
+        );
+      // The bank is slow to answer and the provider's status API is down: Kosh stops waiting.
+      await harness().request('POST', `/v1/payments/${paymentId}/callback/`, {
+        form: await decide('pending'),
+      });
+      fakepay.faults = { status: 'bad_gateway_html' };
+      while ((await row(paymentId)).status === 'pending') await nextQuestion(paymentId);
+      expect(await row(paymentId)).toMatchObject({ status: 'failed', error_code: 'payment_timed_out' });
+
+      // Then the customer approves at the bank and is sent back with the provider's signed success
+      // (its status API still down): the return is the answer, at once, not "no money was taken".
+      const signed = await decide('success');
+      expect(signed.status).toBe('paid');
+      const back = await harness().request('POST', `/v1/payments/${paymentId}/callback/`, { form: signed });
+      expect(returnFields(back.body).status).toBe('captured');
+      expect(await row(paymentId)).toMatchObject({ status: 'captured', error_code: null });
+      // A repeated return only shows the outcome.
+      const again = await harness().request('POST', `/v1/payments/${paymentId}/callback/`, { form: signed });
+      expect(returnFields(again.body).status).toBe('captured');
+      fakepay.faults = {};
+    }, 60_000);
   },
   { KOSH_PENDING_TIMEOUT_SECONDS: String(PENDING_TIMEOUT_SECONDS) },
   () => ({ liveConnector: fakepayAccount(fakepay, ACCOUNT) }),

@@ -7,7 +7,12 @@ import type { AccountsService } from '../accounts/accounts.service.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { Payment } from '../payments/payments.model.js';
-import { authenticationUrl, htmlFormStep, type PaymentsService } from '../payments/payments.service.js';
+import {
+  authenticationUrl,
+  htmlFormStep,
+  type PaymentsService,
+  UNANSWERED_FAILURES,
+} from '../payments/payments.service.js';
 import type { CheckoutSessionRow, PaymentChoice } from './checkout.model.js';
 import type { CheckoutService } from './checkout.service.js';
 
@@ -39,7 +44,8 @@ export type CheckoutPageView =
       /** The merchant gave no customer: the page asks for the name, email and phone. */
       askCustomer: boolean;
       /** The newest payment the session started, to say how the last attempt ended. */
-      lastAttempt: (Payment & { instrument_name: string; page: string }) | null;
+      /** `unanswered`: it failed only because Kosh stopped waiting; the bank may still take the money. */
+      lastAttempt: (Payment & { instrument_name: string; page: string; unanswered: boolean }) | null;
     }
   /**
    * The order is paid: the page says so and offers the way back, the captured payment's page, which
@@ -199,7 +205,13 @@ export function createCheckoutPageService(deps: {
         banks,
         wallets: walletEntries.length > 0 ? inCatalogueOrder(walletEntries, SANDBOX_WALLETS) : null,
         askCustomer: session.customer === null,
-        lastAttempt: latest ? { ...latest, page: authenticationUrl(publicUrl, latest.id) } : null,
+        lastAttempt: latest
+          ? {
+              ...latest,
+              page: authenticationUrl(publicUrl, latest.id),
+              unanswered: latest.status === 'failed' && UNANSWERED_FAILURES.has(latest.error_code ?? ''),
+            }
+          : null,
       };
     },
 

@@ -107,7 +107,11 @@ function lastAttemptNote(view: OpenView): string {
   const how = last.method === 'upi' ? 'UPI' : last.instrument_name;
   if (last.status === 'failed') {
     const reason = last.error_reason ? ` ${escapeHtml(last.error_reason)}` : '';
-    return `<div class="alert" role="alert" id="last-attempt"><p><strong>Your payment by ${escapeHtml(how)} did not go through.</strong>${reason} No money was taken. Choose a way to pay to try again.</p></div>`;
+    // A payment Kosh stopped waiting for may still be authorised by the bank: never "no money was taken".
+    const money = last.unanswered
+      ? ' If your bank takes the money for it all the same, you do not pay twice: that payment completes your order, or is refunded to you by itself.'
+      : ' No money was taken.';
+    return `<div class="alert" role="alert" id="last-attempt"><p><strong>Your payment by ${escapeHtml(how)} did not go through.</strong>${reason}${money} Choose a way to pay to try again.</p></div>`;
   }
   if (last.status === 'created' || last.status === 'pending') {
     return `<div class="info" id="last-attempt"><p>Your payment by ${escapeHtml(how)} is still waiting for your bank. If you approved it, <a href="${escapeHtml(last.page)}">go back to it</a> rather than paying again.</p></div>`;

@@ -31,6 +31,7 @@ import { canonicalKey, checkPaymentFields, UPI_EXPIRY_MINUTES } from './payments
 export { authenticationUrl, checkoutPageUrl, htmlFormStep } from './payments.actions.js';
 export { toPayment } from './payments.model.js';
 export { checkCustomer, checkReturnUrl } from './payments.validation.js';
+export { UNANSWERED_FAILURES } from './sync-schedule.js';
 
 /** Throws the error the order itself gives a payment: missing, already paid, another amount or currency. */
 function refuseOrder(

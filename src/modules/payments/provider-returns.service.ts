@@ -16,6 +16,7 @@ import type { AuthenticationService, AuthenticationView } from './authentication
 import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
 import type { PaymentStates } from './payments.states.js';
+import { UNANSWERED_FAILURES } from './sync-schedule.js';
 
 const isFinalAnswer = (status: StatusResult | undefined): status is StatusResult =>
   status?.outcome === 'captured' || status?.outcome === 'failed';
@@ -62,8 +63,15 @@ export function createProviderReturns(deps: {
       if (!payment) throw notFound('payment', paymentId);
       const connector = await connectors.forPayment(payment);
       if (!connector.handleReturn) throw notFound('payment callback');
-      // A payment already decided (a webhook came first, or the page was reloaded) is only shown.
-      if (payment.status === 'captured' || payment.status === 'failed')
+      // A payment already decided (a webhook came first, or the page was reloaded) is only shown,
+      // unless it failed only because Kosh stopped waiting and is still being asked about: the
+      // bank may have authorised it since, and a customer back from the provider is told what the
+      // provider says, not that the payment failed (and pays a second time).
+      const mayBeLate =
+        payment.status === 'failed' &&
+        payment.next_sync_at !== null &&
+        UNANSWERED_FAILURES.has(payment.error_code ?? '');
+      if (payment.status === 'captured' || (payment.status === 'failed' && !mayBeLate))
         return authentication.returnView(payment);
       let checked: ReturnResult;
       try {
