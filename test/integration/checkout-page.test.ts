@@ -72,6 +72,16 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     expect(response.headers['cache-control']).toBe('no-store');
   });
 
+  it('opens the link with the parameters messaging apps append to it', async () => {
+    const session = await helpers.session(merchant);
+    const shared = await page(session.id, '?utm_source=whatsapp&utm_medium=chat&fbclid=IwAR0abc');
+    expect(shared.statusCode, shared.body).toBe(200);
+    expect(shared.body).toContain('Notebook Shop');
+    expect(shared.body).toContain('name="pay"');
+    // Kosh's own parameter is still checked.
+    expect((await page(session.id, `?q=${'x'.repeat(61)}`)).statusCode).toBe(400);
+  });
+
   it('offers only what the session allows, and does not ask for details the merchant gave', async () => {
     const session = await helpers.session(merchant, { methods: ['wallet'], customer: CUSTOMER });
     const html = (await page(session.id)).body;

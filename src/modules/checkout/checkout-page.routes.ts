@@ -15,7 +15,9 @@ const PageQuery = Type.Object(
   {
     q: Type.Optional(Type.String({ maxLength: 60, description: 'Narrows the bank list (without script).' })),
   },
-  { additionalProperties: false },
+  // The link is shared by merchants through messaging apps and email, which append their own
+  // parameters (`utm_source`, `fbclid`…): the customer's page ignores them rather than break.
+  { additionalProperties: true },
 );
 
 const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
