@@ -183,12 +183,26 @@ describeEachDatabase(
       expect(await refundsOf(paymentId)).toHaveLength(1);
     });
 
-    it('an automatic refund the provider keeps refusing is tried three times, then left to an operator', async () => {
+    it('an automatic refund the provider keeps refusing is tried three times, spaced, then left to the merchant', async () => {
       fakepay.refundOutcome = 'failed';
       const paymentId = await owedBack();
+      const statuses = async () =>
+        (await refundsOf(paymentId)).map((refund) => [refund.status, refund.amount]);
       for (let round = 0; round < 5; round++) await refundSync(1_000);
-      const refunds = await refundsOf(paymentId);
-      expect(refunds.map((refund) => [refund.status, refund.amount])).toEqual([
+      // A refusal may pass (the provider's balance, a bank's outage): the next try waits.
+      expect(await statuses()).toEqual([['failed', 5000]]);
+      await refundSync(9 * 60_000);
+      expect(await statuses()).toHaveLength(1);
+      await refundSync(60_000);
+      expect(await statuses()).toEqual([
+        ['failed', 5000],
+        ['failed', 5000],
+      ]);
+      await refundSync(5 * 3_600_000);
+      expect(await statuses()).toHaveLength(2);
+      await refundSync(3_600_000);
+      for (let round = 0; round < 3; round++) await refundSync(86_400_000);
+      expect(await statuses()).toEqual([
         ['failed', 5000],
         ['failed', 5000],
         ['failed', 5000],
@@ -197,7 +211,20 @@ describeEachDatabase(
         amount_refunded: 0,
         refund_status: null,
       });
+      // Then the merchant (or an operator from the dashboard) refunds it like a captured payment.
       fakepay.refundOutcome = 'processed';
+      const manual = await api('POST', `/v1/payments/${paymentId}/refunds/`, {});
+      expect(manual.statusCode, manual.body).toBe(200);
+      expect(manual.json().data).toMatchObject({ status: 'processed', amount: 5000 });
+      expect((await api('GET', `/v1/payments/${paymentId}/`)).json().data).toMatchObject({
+        status: 'failed',
+        amount_refunded: 5000,
+        refund_status: 'full',
+      });
+      const again = await api('POST', `/v1/payments/${paymentId}/refunds/`, {});
+      expect(again.json().error).toMatchObject({ code: 'refund_exceeds_captured' });
+      await refundSync(86_400_000);
+      expect(await statuses()).toHaveLength(4);
     });
 
     it('a keyed refund whose attempt died after the provider call resumes on retry: one refund at the provider', async () => {

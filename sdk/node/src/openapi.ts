@@ -663,7 +663,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a captured payment, in full or in part
-         * @description Records a `pending` refund (its amount counted on the payment at once) and sends it to the provider; `refund.processed` or `refund.failed` follows. The sum of pending and processed refunds never exceeds the captured amount.
+         * @description Records a `pending` refund (its amount counted on the payment at once) and sends it to the provider; `refund.processed` or `refund.failed` follows. The sum of pending and processed refunds never exceeds the captured amount. A failed payment the bank authorised after another payment paid its order (`authorised_at` set, money owed back) is refunded the same way once its automatic refunds were refused.
          */
         post: operations["createRefund"];
         delete?: never;

@@ -152,7 +152,9 @@ export function paymentContent(
   /** The Refund form's one-time key (./form-once.ts). */
   formKey: string,
 ): Html {
-  const refundable = payment.status === 'captured' ? payment.amount - payment.amount_refunded : 0;
+  // A failed payment the bank authorised all the same holds money owed back: it is refunded too.
+  const owedBack = payment.status === 'failed' && payment.authorised_at !== null;
+  const refundable = payment.status === 'captured' || owedBack ? payment.amount - payment.amount_refunded : 0;
   const timeline = events.map(
     (event) => html`<li data-event="${event.id}">
   <strong>${event.type}</strong> <span class="muted">${when(event.created_at)} · <span class="mono">${event.id}</span></span>

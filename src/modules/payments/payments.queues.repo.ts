@@ -6,6 +6,13 @@ import { PAYMENT_COLUMNS, type PaymentRow } from './payments.row.js';
 export const AUTOMATIC_REFUND_ATTEMPTS = 3;
 
 /**
+ * How long after a refused automatic refund the next one is made: the second after 10 minutes, the
+ * third after 6 hours, so that a passing refusal (the provider's balance, a bank's outage) does not
+ * use up every attempt at once.
+ */
+export const AUTOMATIC_REFUND_DELAYS = { afterFirst: '600 seconds', afterLater: '21600 seconds' } as const;
+
+/**
  * The payments queries of the background work: the expiry sweep's and the reconciler's queues, and
  * the refund ledger (the amount refunded on a payment). Part of the payments repository.
  */
@@ -88,16 +95,26 @@ export function paymentQueueQueries() {
 
     /**
      * Payments whose money is owed back (a refused authorisation) and not yet being refunded, up to
-     * AUTOMATIC_REFUND_ATTEMPTS automatic refunds each: one the provider keeps refusing is left to
-     * an operator (docs/refunds.md) rather than sent again forever.
+     * AUTOMATIC_REFUND_ATTEMPTS automatic refunds each, spaced by AUTOMATIC_REFUND_DELAYS after a
+     * refusal: one the provider keeps refusing is left to an operator (docs/refunds.md) rather than
+     * sent again forever.
      */
-    async owedBackWithoutRefund(db: Queryable, limit: number): Promise<PaymentRow[]> {
+    async owedBackWithoutRefund(db: Queryable, now: Date, limit: number): Promise<PaymentRow[]> {
       return db.query<PaymentRow>(
         `SELECT ${PAYMENT_COLUMNS} FROM payments p
           WHERE refund_due AND amount_refunded < amount
-            AND (SELECT count(*) FROM refunds r WHERE r.payment_id = p.id AND r.automatic) < $2
+            AND (SELECT count(*) < $2
+                        AND coalesce(max(r.updated_at) + CASE count(*) WHEN 1 THEN $3::interval ELSE $4::interval END,
+                                     '-infinity') <= $5
+                   FROM refunds r WHERE r.payment_id = p.id AND r.automatic)
           ORDER BY id LIMIT $1`,
-        [limit, AUTOMATIC_REFUND_ATTEMPTS],
+        [
+          limit,
+          AUTOMATIC_REFUND_ATTEMPTS,
+          AUTOMATIC_REFUND_DELAYS.afterFirst,
+          AUTOMATIC_REFUND_DELAYS.afterLater,
+          now,
+        ],
       );
     },
   };

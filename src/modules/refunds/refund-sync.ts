@@ -48,10 +48,10 @@ export function createRefundSyncJob(deps: {
     idleIntervalMs: deps.idleIntervalMs ?? 1_000,
     syncOne,
     async run() {
-      const owed = await payments.owedBackWithoutRefund(db, batch);
+      const now = clock.now();
+      const owed = await payments.owedBackWithoutRefund(db, now, batch);
       const made = await Promise.allSettled(owed.map((payment) => refunds.refundOwedBack(payment)));
       report(made, 'refunding a payment owed back failed');
-      const now = clock.now();
       const claimed = await repo.claimDueForSync(db, now, new Date(now.getTime() + deps.leaseMs), batch);
       report(await Promise.allSettled(claimed.map(syncOne)), 'syncing a refund failed');
       // Only work done counts: a payment that could not be refunded now waits for the next round.

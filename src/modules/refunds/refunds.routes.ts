@@ -16,7 +16,7 @@ export function registerRefundRoutes(app: App, refunds: RefundsService, keyed: K
         tags: ['Refunds'],
         summary: 'Refund a captured payment, in full or in part',
         description:
-          'Records a `pending` refund (its amount counted on the payment at once) and sends it to the provider; `refund.processed` or `refund.failed` follows. The sum of pending and processed refunds never exceeds the captured amount.',
+          'Records a `pending` refund (its amount counted on the payment at once) and sends it to the provider; `refund.processed` or `refund.failed` follows. The sum of pending and processed refunds never exceeds the captured amount. A failed payment the bank authorised after another payment paid its order (`authorised_at` set, money owed back) is refunded the same way once its automatic refunds were refused.',
         params: IdParams,
         body: CreateRefundBody,
         consumes: ['application/json', 'application/x-www-form-urlencoded'],

@@ -22,19 +22,20 @@ type RefundRequest = Pick<NewRefund, 'id' | 'amount' | 'speed' | 'receipt' | 'me
 function paymentNotCaptured(payment: PaymentRow): KoshError {
   return new KoshError(
     'payment_not_captured',
-    `Payment ${payment.id} is ${payment.status}; only a captured payment can be refunded.`,
+    `Payment ${payment.id} is ${payment.status}; only a captured payment (or one whose money is owed back) can be refunded.`,
   );
 }
 
-function exceedsCaptured(payment: PaymentRow, amount: number): KoshError {
+/** `amountGiven`: false for a refund of what was left, which another refund made meanwhile took. */
+function exceedsCaptured(payment: PaymentRow, amount: number, amountGiven: boolean): KoshError {
   const refundable = Number(payment.amount) - Number(payment.amount_refunded);
-  return new KoshError(
-    'refund_exceeds_captured',
+  const message =
     refundable === 0
       ? `Payment ${payment.id} is refunded in full; nothing is left to refund.`
-      : `amount ${amount} is more than the ${refundable} still refundable on payment ${payment.id} (captured ${payment.amount}, refunded or being refunded ${payment.amount_refunded}).`,
-    'amount',
-  );
+      : amountGiven
+        ? `amount ${amount} is more than the ${refundable} still refundable on payment ${payment.id} (captured ${payment.amount}, refunded or being refunded ${payment.amount_refunded}).`
+        : `Another refund of payment ${payment.id} was made meanwhile; ${refundable} is still refundable: send it as amount.`;
+  return new KoshError('refund_exceeds_captured', message, amountGiven ? 'amount' : undefined);
 }
 
 /**
@@ -125,9 +126,12 @@ export function createRefundsService(deps: {
       }
       const payment = await payments.find(db, scope.accountId, scope.mode, paymentId);
       if (!payment) throw notFound('payment', paymentId);
-      if (payment.status !== 'captured') throw paymentNotCaptured(payment);
+      // Money the bank took for a payment that could not pay its order (owed back) is refunded like
+      // a captured payment's: the automatic refunds the provider refused leave it to the merchant.
+      const owedBack = payment.status !== 'captured' && payment.refund_due;
+      if (payment.status !== 'captured' && !owedBack) throw paymentNotCaptured(payment);
       const amount = input.amount ?? Number(payment.amount) - Number(payment.amount_refunded);
-      if (amount < 1) throw exceedsCaptured(payment, amount);
+      if (amount < 1) throw exceedsCaptured(payment, amount, input.amount !== undefined);
       const refund = await record(
         payment,
         {
@@ -138,14 +142,14 @@ export function createRefundsService(deps: {
           metadata: input.metadata ?? {},
           automatic: false,
         },
-        false,
+        owedBack,
       );
       if (!refund) {
         // The compare-and-set did not hold: say why, from the payment as it is now.
         const now = await payments.find(db, scope.accountId, scope.mode, paymentId);
         if (!now) throw notFound('payment', paymentId);
-        if (now.status !== 'captured') throw paymentNotCaptured(now);
-        throw exceedsCaptured(now, amount);
+        if (now.status !== 'captured' && !now.refund_due) throw paymentNotCaptured(now);
+        throw exceedsCaptured(now, amount, input.amount !== undefined);
       }
       return toRefund(await execution.submit(refund, false));
     },
