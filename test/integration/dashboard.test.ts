@@ -89,6 +89,25 @@ describeEachDatabase('dashboard', (harness) => {
     expect((await guesser.login(email)).statusCode).toBe(303);
   });
 
+  it('checks no more than 20 passwords from an address, however many are sent at once', async () => {
+    const guesser = new Visitor(harness, '192.0.2.98');
+    await guesser.request('GET', '/dashboard/login/');
+    // One login page's token, many guesses in parallel (as a script would send them).
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        guesser.request('POST', '/dashboard/login/', {
+          csrf: guesser.csrf,
+          email,
+          password: i === 29 ? PASSWORD : `parallel guess ${i}`,
+        }),
+      ),
+    );
+    const codes = answers.map((answer) => answer.statusCode);
+    expect(codes.filter((code) => code === 401 || code === 303).length).toBeLessThanOrEqual(20);
+    expect(codes.filter((code) => code === 429).length).toBeGreaterThanOrEqual(10);
+    expect((await guesser.login(email)).statusCode).toBe(429);
+  });
+
   it('refuses every state-changing request without a valid CSRF token, and changes nothing', async () => {
     const visitor = await signedIn();
     const { paymentId } = await captured();

@@ -71,6 +71,15 @@ export function createDashboardUsersRepo() {
       return Number(row!.n);
     },
 
+    /** Takes back one attempt recorded at `at` (it turned out right, or was refused unchecked). */
+    async forgetFailure(db: Queryable, address: string, at: Date): Promise<void> {
+      await db.query(
+        `DELETE FROM dashboard_login_failures WHERE ctid = (
+           SELECT ctid FROM dashboard_login_failures WHERE address = $1 AND failed_at = $2 LIMIT 1)`,
+        [address, at],
+      );
+    },
+
     async recordFailure(db: Queryable, address: string, now: Date): Promise<void> {
       await db.query('INSERT INTO dashboard_login_failures (address, failed_at) VALUES ($1, $2)', [
         address,

@@ -104,7 +104,12 @@ export function createDashboardUsers(deps: {
    * Returns the session token (the cookie's value).
    */
   async function login(input: { email: string; password: string; address: string }): Promise<string> {
-    if ((await recentFailures(input.address)) >= settings.throttleFailures) {
+    // The attempt is counted as a failure before the password is checked (and taken back if right):
+    // guesses sent all at once each see the others, so no more than the limit are ever checked.
+    const at = clock.now();
+    await repo.recordFailure(db, input.address, at);
+    if ((await recentFailures(input.address)) > settings.throttleFailures) {
+      await repo.forgetFailure(db, input.address, at);
       throw new KoshError(
         'rate_limit_exceeded',
         'Too many failed logins from this address; try again later.',
@@ -117,10 +122,8 @@ export function createDashboardUsers(deps: {
       password,
       user?.password_hash ?? (await decoyHash(settings.passwordLog2Cost)),
     );
-    if (!user || !matches) {
-      await repo.recordFailure(db, input.address, clock.now());
-      throw new KoshError('invalid_credentials', 'The email or the password is wrong.');
-    }
+    if (!user || !matches) throw new KoshError('invalid_credentials', 'The email or the password is wrong.');
+    await repo.forgetFailure(db, input.address, at);
     const token = randomBytes(32).toString('base64url');
     await repo.insertSession(db, tokenHash(token), user.id, clock.now());
     return token;
