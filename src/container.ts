@@ -202,17 +202,6 @@ function wireServices(db: Db, shared: Shared) {
     publicUrl,
     methods,
   });
-  const providerReturns = createProviderReturns({
-    db,
-    webhookEvents: connectorAccounts,
-    repo: repos.payments,
-    states: paymentStates,
-    authentication,
-    connectors,
-    clock,
-    publicUrl,
-    log,
-  });
   const paymentsLedger = createPaymentsLedger(repos.payments);
   const refundExecution = createRefundExecution({
     db,
@@ -234,6 +223,18 @@ function wireServices(db: Db, shared: Shared) {
     ids,
     clock,
     leaseMs: config.payments.syncLeaseMs,
+  });
+  const providerReturns = createProviderReturns({
+    db,
+    webhookEvents: connectorAccounts,
+    repo: repos.payments,
+    states: paymentStates,
+    authentication,
+    connectors,
+    clock,
+    publicUrl,
+    log,
+    askAboutRefund: (connectorAccountId, refundId) => refunds.askSoon(connectorAccountId, refundId),
   });
   const webhooks = createWebhooksService({
     db,

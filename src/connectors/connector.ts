@@ -148,8 +148,17 @@ export interface ProviderWebhook {
 }
 
 export type WebhookResult =
-  /** Signed by the provider: its statement about one payment. */
-  | { verified: true; eventId: string | null; paymentId: string | null; status: StatusResult | null }
+  /**
+   * Signed by the provider: its statement about one payment, or (`refundId`, Kosh's id of the
+   * refund) about one of its refunds, which Kosh then asks the provider about at once.
+   */
+  | {
+      verified: true;
+      eventId: string | null;
+      paymentId: string | null;
+      status: StatusResult | null;
+      refundId?: string;
+    }
   /** Not verified (or not understood): at most a hint of which payment to ask about. */
   | { verified: false; paymentId: string | null; reason: string };
 

@@ -51,6 +51,7 @@ providerSuite(() => ({
     fake
       .ordersFor(paymentId)
       .flatMap((order) => order.payments.map((attempt) => ({ captured: attempt.status === 'SUCCESS' }))),
+  sendRefundWebhook: (refundId) => fake.sendRefundWebhook(refundId),
   sendForgedWebhook: (paymentId) => fake.sendWebhook(orderOf(paymentId), { signature: 'Zm9yZ2Vk' }),
   close: () => fake.close(),
 }));

@@ -53,6 +53,9 @@ export function parseCashfreeWebhook(
   const eventId =
     headerValue(webhook.headers, 'x-idempotency-key') ??
     (type && cfPaymentId ? `${type}:${cfPaymentId}` : null);
+  // A refund's webhook names Kosh's refund by the refund_id Kosh gave it.
+  const refundId = type?.startsWith('REFUND') ? stringField(data, 'refund', 'refund_id') : undefined;
+  if (refundId) return { verified: true, eventId, paymentId, status: null, refundId };
   if (!attempt || typeof attempt !== 'object') return { verified: true, eventId, paymentId, status: null };
   const orderId = stringField(attempt, 'order_id');
   if (orderId !== undefined && orderId !== paymentId) {

@@ -130,6 +130,12 @@ export function parseRazorpayWebhook(webhook: ProviderWebhook, webhookSecret: st
     return { verified: false, paymentId, reason: 'bad signature' };
   }
   const event = stringField(body, 'event') ?? '';
+  // A refund's event names Kosh's refund by the receipt Kosh gave it.
+  const refundId = event.startsWith('refund.') ? text(stringField(entityOf('refund'), 'receipt')) : undefined;
+  if (refundId) {
+    const eventId = text(header(webhook.headers, 'x-razorpay-event-id')) ?? null;
+    return { verified: true, eventId, paymentId, status: null, refundId };
+  }
   const aboutPayment = event.startsWith('payment.') || event === 'order.paid';
   const status = aboutPayment && payment ? razorpayPaymentStatus(payment) : null;
   return {

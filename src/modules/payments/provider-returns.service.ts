@@ -40,6 +40,11 @@ export function createProviderReturns(deps: {
   log: Logger;
   /** Provider webhook events already applied, by the provider's event id. */
   webhookEvents: Pick<ConnectorAccountsService, 'seenWebhookEvent' | 'rememberWebhookEvent'>;
+  /**
+   * Has the refund reconciler ask the provider about this refund at once (the refunds module,
+   * wired in by the container): true when a refund of that account was waiting for an answer.
+   */
+  askAboutRefund: (connectorAccountId: string, refundId: string) => Promise<boolean>;
 }) {
   const { db, repo, states, authentication, connectors, clock, publicUrl, log, webhookEvents } = deps;
 
@@ -121,6 +126,15 @@ export function createProviderReturns(deps: {
       } catch (error) {
         if (error instanceof CallInTransactionError) throw error;
         log.warn({ err: error, connector: connectorName }, 'provider webhook could not be read');
+        return { received: true };
+      }
+      if (parsed.verified && parsed.refundId) {
+        // A refund's webhook is not applied as it is either: the reconciler asks about it now.
+        const asked = await deps.askAboutRefund(connectorAccountId, parsed.refundId);
+        log.info(
+          { refund_id: parsed.refundId, connector: connectorName, waiting: asked },
+          'provider refund webhook; asking the provider',
+        );
         return { received: true };
       }
       if (!parsed.paymentId) return { received: true };

@@ -32,7 +32,7 @@ export async function registerProviderWebhookRoutes(app: App, returns: ProviderR
           tags: ['Connectors'],
           summary: "A payment provider's webhook",
           description:
-            "Configure this address at the provider (the connector account's `webhook_url`). A webhook whose signature verifies is applied; any other only makes Kosh ask the provider. Answers 200 quickly; repeated deliveries change nothing.",
+            "Configure this address at the provider (the connector account's `webhook_url`). A verified webhook about a payment that took the money is applied; any other verified one (a failure, a refund's) makes Kosh ask the provider at once, an unverified one only sooner. Answers 200 quickly; repeated deliveries change nothing.",
           security: [],
           params: Params,
           response: {

@@ -182,6 +182,21 @@ export function createRefundsRepo() {
     },
 
     /** Claims refunds due to be sent or asked about, moving their next time on by a lease (SKIP LOCKED). */
+    /**
+     * A refund sent and waiting for its answer, asked about at the reconciler's next round (a
+     * provider webhook said something about it). One not yet sent is left to whoever sends it.
+     */
+    async askSoon(db: Queryable, connectorAccountId: string, id: string, now: Date): Promise<boolean> {
+      const rows = await db.query(
+        `UPDATE refunds SET next_sync_at = $3
+          WHERE id = $1 AND connector_account_id = $2 AND status = 'pending'
+            AND submitted_at IS NOT NULL AND next_sync_at > $3
+          RETURNING id`,
+        [id, connectorAccountId, now],
+      );
+      return rows.length > 0;
+    },
+
     async claimDueForSync(db: Queryable, now: Date, leaseUntil: Date, limit: number): Promise<RefundRow[]> {
       return db.query<RefundRow>(
         `UPDATE refunds SET next_sync_at = $2

@@ -169,6 +169,11 @@ export function createRefundsService(deps: {
       return refund && execution.submit(refund, false);
     },
 
+    /** A provider's webhook about this refund: the reconciler asks the provider about it at once. */
+    async askSoon(connectorAccountId: string, refundId: string): Promise<boolean> {
+      return repo.askSoon(db, connectorAccountId, refundId, clock.now());
+    },
+
     async get(scope: Scope, id: string): Promise<Refund> {
       const row = await repo.find(db, scope.accountId, scope.mode, id);
       if (!row) throw notFound('refund', id);

@@ -11,6 +11,7 @@ import {
   type CashfreeFault,
   type CashfreeRefundStatus,
   type CashfreeWebhookTiming,
+  cashfreeWebhookSignature,
   error,
   type FakeCashfreeOrder,
   type FakeCashfreePayment,
@@ -341,6 +342,28 @@ export class FakeCashfree {
     options: { signature?: string; timestamp?: number } = {},
   ): { headers: Record<string, string>; body: string } {
     return webhookOf(order, { ...options, secret: this.clientSecret, now: this.now() });
+  }
+
+  /** Sends the webhook of the refund made for this Kosh refund (its `refund_id`), as it stands now. */
+  async sendRefundWebhook(refundId: string): Promise<number | undefined> {
+    const [refund] = this.refundsFor(refundId);
+    if (!this.webhookUrl || !refund) return undefined;
+    const body = JSON.stringify({
+      data: { refund: refundView(refund, this.now()) },
+      event_time: this.now().toISOString(),
+      type: 'REFUND_STATUS_WEBHOOK',
+    });
+    const timestamp = String(this.now().getTime());
+    const response = await fetch(this.webhookUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-webhook-timestamp': timestamp,
+        'x-webhook-signature': cashfreeWebhookSignature(this.clientSecret, timestamp, body),
+      },
+      body,
+    });
+    return response.status;
   }
 
   /** Sends the order's webhook now to `webhookUrl` (or `url`); returns the receiver's status code. */

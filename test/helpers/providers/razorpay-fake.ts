@@ -14,6 +14,7 @@ import {
   type RazorpayEndpoint,
   type RazorpayFault,
   type RazorpayWebhookTiming,
+  refundView,
   returnPage,
   type SentRazorpayWebhook,
 } from './razorpay-fake-model.js';
@@ -223,6 +224,35 @@ export class FakeRazorpay {
     }
     this.webhooks.push({ event, eventId, body, status });
     return status;
+  }
+
+  /** Sends the webhook of the refund made for this Kosh refund (its receipt), as it stands now. */
+  async sendRefundWebhook(receipt: string): Promise<number | undefined> {
+    const [refund] = this.refundsFor(receipt);
+    const payment = refund ? this.payments.get(refund.paymentId) : undefined;
+    if (!this.webhookUrl || !refund || !payment) return undefined;
+    const body = JSON.stringify({
+      entity: 'event',
+      account_id: 'acc_FakeRazorpay01',
+      event: `refund.${refund.status}`,
+      contains: ['refund', 'payment'],
+      payload: {
+        refund: { entity: refundView(refund) },
+        payment: { entity: paymentView(payment, this.refunds) },
+      },
+      created_at: Math.floor(Date.now() / 1000),
+    });
+    const response = await fetch(this.webhookUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-razorpay-signature': this.webhookSignature(body),
+        'x-razorpay-event-id': newId('evt'),
+      },
+      body,
+    });
+    await response.arrayBuffer();
+    return response.status;
   }
 
   /** Sends this attempt's webhook once the next question Kosh asks has been answered. */

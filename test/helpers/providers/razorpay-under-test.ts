@@ -71,6 +71,7 @@ export function razorpayUnderTest(fake: () => FakeRazorpay): ProviderUnderTest &
       fake()
         .ordersFor(paymentId)
         .flatMap((order) => fake().paymentsFor(order.id)),
+    sendRefundWebhook: (refundId) => fake().sendRefundWebhook(refundId),
     sendForgedWebhook: (paymentId) => fake().sendWebhook(paymentOf(paymentId), { signature: 'f'.repeat(64) }),
     close: () => fake().close(),
     upiCustomer: (paymentId, action) => upiCustomer(fake(), paymentId, action),

@@ -42,6 +42,8 @@ export interface ProviderUnderTest {
   ordersFor(paymentId: string): number;
   /** The provider's payment attempts on those orders, and whether each took the money. */
   attemptsFor(paymentId: string): { captured: boolean }[];
+  /** Sends the provider's signed webhook about the refund it made for this Kosh refund. */
+  sendRefundWebhook(refundId: string): Promise<number | undefined>;
   /** Sends the provider's webhook for this Kosh payment again, with a signature that is wrong. */
   sendForgedWebhook(paymentId: string): Promise<number | undefined>;
   close(): Promise<void>;
@@ -155,7 +157,7 @@ export function providerSuite(provider: () => ProviderUnderTest) {
       };
       const refundSync = async (ms: number) => {
         harness().clock.advance(ms);
-        await harness().container.jobs.refundSync.run(new AbortController().signal);
+        return harness().container.jobs.refundSync.run(new AbortController().signal);
       };
       async function captured(method: 'netbanking' | 'wallet' = 'netbanking') {
         const started = await start(method);
@@ -304,6 +306,20 @@ export function providerSuite(provider: () => ProviderUnderTest) {
         await refundSync(61_000);
         expect((await api('GET', `/v1/refunds/${pending.id}/`)).data.status).toBe('processed');
         for (const id of [partial.id, rest.id, pending.id]) expect(fake().refundsMadeFor(id)).toBe(1);
+
+        // The provider's signed refund webhook has Kosh ask about the refund at once, not at the
+        // next step of its schedule.
+        const third = await captured();
+        const waiting = (await api('POST', `/v1/payments/${third.paymentId}/refunds/`, {})).data;
+        expect(waiting.status).toBe('pending');
+        await refundSync(61_000);
+        expect((await api('GET', `/v1/refunds/${waiting.id}/`)).data.status).toBe('pending');
+        fake().settleRefunds();
+        expect(await refundSync(0)).toBe(0);
+        expect(await fake().sendRefundWebhook(waiting.id)).toBe(200);
+        await refundSync(0);
+        expect((await api('GET', `/v1/refunds/${waiting.id}/`)).data.status).toBe('processed');
+        expect(fake().refundsMadeFor(waiting.id)).toBe(1);
         fake().setRefundOutcome('processed');
       });
 
