@@ -171,6 +171,16 @@ describeEachDatabase('api-portal merchants', (harness) => {
       ['gstin wrong check character', { gstin: '27AABCK1234L1ZA' }, 'invalid_field', 'gstin'],
       ['gstin of another PAN', { gstin: gstinFor('AABCX9999Q') }, 'invalid_field', 'gstin'],
       ['gstin unknown state', { gstin: gstinFor('AABCK1234L', '45') }, 'invalid_field', 'gstin'],
+      ['display_name of spaces only', { display_name: '   ' }, 'invalid_field', 'display_name'],
+      ['legal_name with one character besides spaces', { legal_name: ' K ' }, 'invalid_field', 'legal_name'],
+      ['display_name with a line break', { display_name: 'Kirana\nKart' }, 'invalid_field', 'display_name'],
+      [
+        'display_name with a direction override',
+        { display_name: 'Kirana \u202eKart' },
+        'invalid_field',
+        'display_name',
+      ],
+      ['address.line1 of a space', { address: { ...address, line1: ' ' } }, 'invalid_field', 'address.line1'],
       ['a typo', { legal_nmae: 'x' }, 'unknown_field', 'legal_nmae'],
       ['server-owned status', { status: 'activated' }, 'server_owned_field', 'status'],
       ['server-owned id', { id: 'mid_x' }, 'server_owned_field', 'id'],
@@ -247,6 +257,21 @@ describeEachDatabase('api-portal merchants', (harness) => {
       });
       expect(data.requirements.currently_due).not.toContain('bank_details');
       expect(response.body).not.toContain(BANK.account_number);
+    });
+
+    it('refuses a beneficiary name of spaces or with a direction mark, and records nothing', async () => {
+      const merchant = await createMerchant();
+      for (const beneficiary_name of ['   ', 'Kirana\u200f Kart']) {
+        const response = await harness().request('POST', `${BASE}/merchants/bank-details/${merchant.id}/`, {
+          auth: partner,
+          json: { ...BANK, beneficiary_name },
+        });
+        expect(response.statusCode).toBe(400);
+        expect(response.json().error).toMatchObject({ code: 'invalid_field', field: 'beneficiary_name' });
+      }
+      const fetched = await harness().request('GET', `${BASE}/merchants/${merchant.id}/`, { auth: partner });
+      expect(fetched.json().data.bank_account).toBeNull();
+      expect(fetched.json().data.requirements.currently_due).toContain('bank_details');
     });
 
     it('fails the simulated penny drop when the beneficiary name contains MISMATCH, then accepts a correction', async () => {

@@ -89,7 +89,10 @@ describe('file signatures', () => {
     ['../x.pdf', 'contains a path separator'],
     ['..\\x.pdf', 'contains a path separator'],
     ['..', "contains '..'"],
-    ['a\u0000.pdf', 'contains control characters'],
+    ['a\u0000.pdf', 'contains control characters or direction marks'],
+    ['invoice\u202efdp.exe', 'contains control characters or direction marks'],
+    ['scan\u2067.pdf', 'contains control characters or direction marks'],
+    ['पैन कार्ड.pdf', undefined],
   ])('file name %j → %s', (name, problem) => {
     expect(fileNameProblem(name)).toBe(problem);
   });

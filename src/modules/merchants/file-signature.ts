@@ -1,3 +1,5 @@
+import { MISLEADING_CHARACTERS } from '../../domain/text.js';
+
 /**
  * The kind of an uploaded file, from its first bytes only: names and Content-Type headers are
  * chosen by the sender and prove nothing. Three signatures do not justify a dependency
@@ -17,14 +19,13 @@ export function detectMime(content: Buffer): AcceptedMime | undefined {
 
 /**
  * A client's file name is kept as metadata only, never as a path; one that tries to name a path
- * (separators, `..`, control characters) is refused so the mistake or the attack is visible.
+ * (separators, `..`, control characters, direction marks) is refused so the mistake or the attack is visible.
  */
 export function fileNameProblem(name: string | undefined): string | undefined {
   if (name === undefined || name === '') return undefined;
   if (name.length > 255) return 'is longer than 255 characters';
   if (/[/\\]/.test(name)) return 'contains a path separator';
   if (name === '.' || name === '..' || name.includes('..')) return "contains '..'";
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused here
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'contains control characters';
+  if (MISLEADING_CHARACTERS.test(name)) return 'contains control characters or direction marks';
   return undefined;
 }

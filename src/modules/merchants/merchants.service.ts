@@ -4,6 +4,7 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Mode, Scope } from '../../domain/scope.js';
+import { MISLEADING_CHARACTERS } from '../../domain/text.js';
 import { isPublicHostName, readWrittenUrl } from '../../domain/urls.js';
 import type { AccountsService, Credentials } from '../accounts/accounts.service.js';
 import { type MethodsConfig, upiMethods } from '../methods/methods.js';
@@ -26,6 +27,21 @@ export const PENNY_DROP_MISMATCH_MARKER = 'MISMATCH';
 
 function invalid(field: string, message: string): KoshError {
   return new KoshError('invalid_field', message, field);
+}
+
+/** A name people are shown, trimmed: at least `min` characters besides spaces, none misleading. */
+function shownName(field: string, value: string, min: number): string {
+  const trimmed = value.trim();
+  if (trimmed.length < min) {
+    throw invalid(field, `${field} must have at least ${min} characters besides spaces.`);
+  }
+  if (MISLEADING_CHARACTERS.test(trimmed)) {
+    throw invalid(
+      field,
+      `${field} must not contain control characters (line breaks, tabs) or direction marks.`,
+    );
+  }
+  return trimmed;
 }
 
 /**
@@ -151,10 +167,16 @@ export function createMerchantsService(deps: {
       }
       checkWebsite(input.website);
       checkTaxIds(input);
+      const legalName = shownName('legal_name', input.legal_name, 2);
+      const displayName = shownName('display_name', input.display_name, 2);
+      for (const line of ['line1', 'line2', 'city', 'state'] as const) {
+        const value = input.address[line];
+        if (value !== undefined) shownName(`address.${line}`, value, 1);
+      }
       return on.transaction(async (tx) => {
         const account = await accounts.createAccount(tx, {
           kind: 'merchant',
-          name: input.display_name.trim(),
+          name: displayName,
           partnerId: scope.accountId,
           sandbox: scope.mode === 'test',
         });
@@ -162,7 +184,7 @@ export function createMerchantsService(deps: {
           account_id: account.id,
           partner_id: scope.accountId,
           mode: scope.mode,
-          legal_name: input.legal_name.trim(),
+          legal_name: legalName,
           email: input.email,
           contact: input.contact,
           business_type: input.business_type,
@@ -208,7 +230,7 @@ export function createMerchantsService(deps: {
       const bankCode = input.ifsc.slice(0, 4);
       const bankName = IFSC_BANKS[bankCode];
       if (!bankName) throw invalid('ifsc', `The IFSC bank code '${bankCode}' is not a bank Kosh settles to.`);
-      const beneficiary = input.beneficiary_name.trim().replace(/\s+/g, ' ');
+      const beneficiary = shownName('beneficiary_name', input.beneficiary_name, 2).replace(/\s+/g, ' ');
       const mismatch = beneficiary.toUpperCase().includes(PENNY_DROP_MISMATCH_MARKER);
       return on.transaction(async (tx) => {
         const profile = await owned(tx, scope, merchantId, true);

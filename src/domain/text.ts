@@ -1,0 +1,8 @@
+/**
+ * Characters that change how the text around them is shown rather than show themselves: control
+ * characters (line breaks and tabs included) and the marks and overrides of writing direction,
+ * with which `invoice\u202Efdp.exe` shows as "invoiceexe.pdf". Names Kosh shows to people
+ * (merchants' names, beneficiaries, file names) refuse them.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused here
+export const MISLEADING_CHARACTERS = /[\u0000-\u001f\u007f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
