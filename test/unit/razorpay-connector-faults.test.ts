@@ -109,6 +109,22 @@ describe('Razorpay connector against FakeRazorpay', () => {
     });
   });
 
+  it('takes a refusal of a refund as final only once the look-up said none was made before', async () => {
+    const { payment, url } = await toBank();
+    await atBank(url, 'success');
+    const paid = record(payment, await connector.status(payment));
+    expect((await connector.refund(connectorRefund(paid))).outcome).toBe('processed');
+    // "Fully refunded already": about another refund, or (the look-up failing) maybe about this one.
+    const another = connectorRefund(paid, { amount: 100 });
+    fake.faults.refundStatus = 'bad_gateway_html';
+    expect((await connector.refund(another)).outcome).toBe('unknown');
+    fake.faults = {};
+    expect(await connector.refund(another)).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'refund_declined',
+    });
+  });
+
   describe('wrong credentials', () => {
     it.each([401, 400] as const)('are never a success, nor a failure (HTTP %s)', async (status) => {
       fake.authFailureStatus = status;

@@ -207,7 +207,9 @@ async function refundByReceipt(
   const items = itemsOf(answer.body);
   if (!items) return { kind: 'unknown', reason: 'refunds: no items' };
   const refund = items.find((item) => stringField(item, 'receipt') === refundId);
-  return refund ? { kind: 'found', refund } : { kind: 'none' };
+  if (refund) return { kind: 'found', refund };
+  // A full page may not be all of them: the refund may be on the next.
+  return items.length >= 100 ? { kind: 'unknown', reason: 'refunds: more than one page' } : { kind: 'none' };
 }
 
 export function createRazorpayConnector(options: {
@@ -325,8 +327,10 @@ export function createRazorpayConnector(options: {
       if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
       if (answer.status === 200) return razorpayRefundResult(answer.body);
       const refusedWith = refusal(answer);
-      // A refusal about the key itself says nothing of the refund: it may exist. Ask instead.
-      if (refusedWith && !/idempoten/i.test(refusedWith.description ?? '')) {
+      // A refusal about the key itself says nothing of the refund: it may exist. Ask instead. So
+      // does any refusal when the look-up could not say that no refund was made before: "fully
+      // refunded already" may be about this very refund, and failing it would free its amount.
+      if (refusedWith && existing.kind === 'none' && !/idempoten/i.test(refusedWith.description ?? '')) {
         return {
           outcome: 'failed',
           rawStatus: refusedWith.reason,
