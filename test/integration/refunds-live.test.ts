@@ -127,6 +127,13 @@ describeEachDatabase(
         const refund = (await api('POST', `/v1/payments/${paymentId}/refunds/`, { amount: 900 })).json().data;
         expect(refund.status).toBe('pending');
         expect(fakepay.refundsFor(refund.id)).toHaveLength(1);
+        // The operator sees why the refund is still pending.
+        const line = harness()
+          .logs()
+          .split('\n')
+          .find((text) => text.includes(refund.id) && text.includes('no answer about the refund'));
+        expect(line, harness().logs().slice(-2000)).toBeDefined();
+        expect(JSON.parse(line!).reason).toEqual(expect.any(String));
         fakepay.faults = {};
         // Within the request's lease nothing is resent; past it the reconciler sends it again.
         expect(await refundSync(1_000)).toBe(0);

@@ -113,7 +113,21 @@ export function createRefundExecution(deps: {
   /** Calls a connector, turning anything thrown into an unknown answer (Kosh's own bugs aside). */
   async function call(refund: RefundRow, run: () => Promise<RefundResult>): Promise<RefundResult> {
     try {
-      return await run();
+      const result = await run();
+      // An answer nobody could read is asked again later; its reason tells an operator a provider
+      // that is slow from one that has never heard of the refund.
+      if (result.outcome === 'unknown') {
+        log.warn(
+          {
+            refund_id: refund.id,
+            connector: refund.connector,
+            attempts: refund.sync_attempts,
+            reason: result.reason,
+          },
+          'no answer about the refund from the provider; asking again later',
+        );
+      }
+      return result;
     } catch (error) {
       if (error instanceof CallInTransactionError) throw error;
       log.warn({ err: error, refund_id: refund.id, connector: refund.connector }, 'refund call failed');
