@@ -38,6 +38,12 @@ function registerJsonParser(app: FastifyInstance): void {
       return;
     }
     const bytes = body as Buffer;
+    // No body at all, whatever the header says, is no body (a POST whose body is optional, sent by a
+    // client that labels every request JSON): the route's schema then names anything required.
+    if (bytes.length === 0) {
+      done(null, undefined);
+      return;
+    }
     if (!isUtf8(bytes)) {
       done(new KoshError('invalid_json', 'The request body is not valid UTF-8; send JSON encoded as UTF-8.'));
       return;

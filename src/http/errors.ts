@@ -218,8 +218,6 @@ export function toKoshError(error: FastifyError & { validationContext?: string }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new KoshError(error.statusCode === 415 ? 'unsupported_media_type' : 'invalid_body');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new KoshError('invalid_json', 'The request body is empty; send a JSON object.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new KoshError('invalid_json');
   }

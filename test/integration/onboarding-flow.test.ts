@@ -69,6 +69,13 @@ describeEachDatabase(
 
       const vpa = await harness().request('POST', `${BASE}/generate-vpa/${merchant.id}/`, { auth: partner });
       expect(vpa.json().data.status).toBe('pending');
+      // The body is optional, also from a client that labels every request JSON and sends none.
+      const labelled = await harness().request('POST', `${BASE}/generate-vpa/${merchant.id}/`, {
+        auth: partner,
+        json: '',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(labelled.statusCode, labelled.body).toBe(200);
 
       harness().clock.advance(1_000);
       const reviewed = await completeRequirements(harness(), partner, merchant.id, [
@@ -102,7 +109,7 @@ describeEachDatabase(
       const vpas = (
         await harness().request('GET', `${BASE}/merchants/${merchant.id}/vpas/`, { auth: partner })
       ).json().data;
-      expect(vpas.map((item: { status: string }) => item.status)).toEqual(['active']);
+      expect(vpas.map((item: { status: string }) => item.status)).toEqual(['active', 'active']);
 
       const keys = await harness().request('POST', `${BASE}/merchants/${merchant.id}/keys/`, {
         auth: partner,
