@@ -1,4 +1,5 @@
 import { beforeAll, expect, it } from 'vitest';
+import { MISLEADING_CHARACTERS } from '../../src/domain/text.js';
 import { basicAuth, describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { proprietorBody } from '../helpers/onboarding.js';
 import { choose, createOrder, paymentBody } from '../helpers/payments.js';
@@ -62,7 +63,9 @@ describeEachDatabase('security: HTML pages escape every caller value', (harness)
   it.each(HOSTILE_STRINGS)(
     '%j in the merchant name, customer name, description and return_url query',
     async (value) => {
-      const merchant = await merchantNamed(`Shop ${value}`);
+      // A merchant's name refuses control characters and direction marks (tested in onboarding).
+      const merchantName = MISLEADING_CHARACTERS.test(value) ? 'Shop' : `Shop ${value}`;
+      const merchant = await merchantNamed(merchantName);
       // Spaces, control characters and backslashes are refused in a return_url (tested in
       // unsafe-urls), so those arrive percent-encoded; quotes, brackets and the rest as they are.
       const returnUrl = `https://merchant.example/return?q=${value.replace(/[\s\\\p{Cc}]/gu, encodeURIComponent)}`;
@@ -87,7 +90,7 @@ describeEachDatabase('security: HTML pages escape every caller value', (harness)
       expectInert(page.body, value);
       // The merchant's name is shown, as text.
       const shown = /<dd id="merchant">([^<]*)<\/dd>/.exec(page.body)?.[1];
-      expect(decodeEntities(shown ?? '')).toBe(`Shop ${value}`.trim());
+      expect(decodeEntities(shown ?? '')).toBe(merchantName.trim());
 
       const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1] as string;
       const returned = await choose(harness(), paymentId, token, 'success');

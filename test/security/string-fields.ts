@@ -40,6 +40,8 @@ export interface StringFieldRoute {
 
 const ORDER_BASE = { amount: 5000, currency: 'INR' };
 const CRLF = 'line\r\nInjected-Header: yes';
+/** A direction override: names people are shown refuse it with CRLF (tested in onboarding). */
+const OVERRIDE = '\u202eevil\u202c';
 const LOCAL_HOOK = 'http://127.0.0.1:9/hook';
 
 function merchantField(
@@ -51,6 +53,7 @@ function merchantField(
   return {
     name,
     maxLength,
+    excludes: [CRLF, OVERRIDE],
     body: (value) => proprietorBody(change(value)),
     read: (data) =>
       path.length === 2
@@ -183,7 +186,7 @@ export const STRING_FIELD_ROUTES: StringFieldRoute[] = [
         name: 'beneficiary_name',
         maxLength: 120,
         // Whitespace runs are folded to one space (the name is compared with the bank's records).
-        excludes: [CRLF],
+        excludes: [CRLF, OVERRIDE],
         body: (value) => ({ ...BANK, beneficiary_name: value }),
         read: (data) => (data.bank_account as Record<string, unknown>).beneficiary_name,
       },

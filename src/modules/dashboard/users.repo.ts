@@ -71,11 +71,15 @@ export function createDashboardUsersRepo() {
       return Number(row!.n);
     },
 
-    /** Takes back one attempt recorded at `at` (it turned out right, or was refused unchecked). */
+    /**
+     * Takes back one attempt recorded at `at` (it turned out right, or was refused unchecked). Rows
+     * of the same address and time are alike; concurrent takers each take another (SKIP LOCKED).
+     */
     async forgetFailure(db: Queryable, address: string, at: Date): Promise<void> {
       await db.query(
         `DELETE FROM dashboard_login_failures WHERE ctid = (
-           SELECT ctid FROM dashboard_login_failures WHERE address = $1 AND failed_at = $2 LIMIT 1)`,
+           SELECT ctid FROM dashboard_login_failures WHERE address = $1 AND failed_at = $2
+            LIMIT 1 FOR UPDATE SKIP LOCKED)`,
         [address, at],
       );
     },
