@@ -58,7 +58,11 @@ describeEachDatabase(
       return gap;
     }
 
-    it('stays pending until the timeout, fails payment_timed_out, then captures within 5 minutes of the recovery', async () => {
+    /**
+     * A payment whose customer is at the provider's bank page: its id, and the bank's decision as
+     * the customer's browser posts it (the provider's return page, read into its fields).
+     */
+    async function atTheBank() {
       const order = await harness().request('POST', '/v1/orders/', {
         auth: merchant,
         json: { amount: 5000, currency: 'INR' },
@@ -69,26 +73,33 @@ describeEachDatabase(
       });
       expect(created.statusCode, created.body).toBe(200);
       const paymentId = created.json().payment_id as string;
-
-      // The customer acts at the provider's bank page, which has no answer yet: the provider's
-      // signed return says so. Then the provider's status API breaks.
       const page = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
       const bankUrl =
         page.statusCode === 302
           ? String(page.headers.location)
           : (/<form id="kosh-provider" method="POST" action="([^"]+)"/.exec(page.body)?.[1] ?? '');
       expect(bankUrl.startsWith(fakepay.url), page.body).toBe(true);
-      const providerPage = await (
-        await fetch(`${bankUrl.replace(/\?.*$/, '')}/decide`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: 'choice=pending',
-        })
-      ).text();
+      const decide = async (choice: string) =>
+        returnFields(
+          await (
+            await fetch(`${bankUrl.replace(/\?.*$/, '')}/decide`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/x-www-form-urlencoded' },
+              body: `choice=${choice}`,
+            })
+          ).text(),
+        );
+      return { paymentId, decide };
+    }
+
+    it('stays pending until the timeout, fails payment_timed_out, then captures within 5 minutes of the recovery', async () => {
+      // The customer acts at the provider's bank page, which has no answer yet: the provider's
+      // signed return says so. Then the provider's status API breaks.
+      const { paymentId, decide } = await atTheBank();
+      const signed = await decide('pending');
       fakepay.faults = { status: 'bad_gateway_html' };
       const statusCalls = () => fakepay.calls.filter((call) => call === 'GET /v1/orders/:id').length;
       const callsBefore = statusCalls();
-      const signed = returnFields(providerPage);
       expect(signed).toMatchObject({ status: 'pending', signature: expect.stringMatching(/^[0-9a-f]{64}$/) });
       const back = await harness().request('POST', `/v1/payments/${paymentId}/callback/`, { form: signed });
       expect(returnFields(back.body).status).toBe('pending');
@@ -141,31 +152,7 @@ describeEachDatabase(
 
     it("takes the provider's signed success when the customer comes back after Kosh stopped waiting", async () => {
       fakepay.faults = {};
-      const order = await harness().request('POST', '/v1/orders/', {
-        auth: merchant,
-        json: { amount: 5000, currency: 'INR' },
-      });
-      const created = await harness().request('POST', '/v1/payments/create/s2s/', {
-        auth: merchant,
-        json: paymentBody(order.json().data.id, { bank: 'HDFC' }),
-      });
-      const paymentId = created.json().payment_id as string;
-      const page = await harness().request('GET', `/v1/payments/${paymentId}/authentication/`);
-      const bankUrl = (
-        page.statusCode === 302
-          ? String(page.headers.location)
-          : (/<form id="kosh-provider" method="POST" action="([^"]+)"/.exec(page.body)?.[1] ?? '')
-      ).replace(/\?.*$/, '');
-      const decide = async (choice: string) =>
-        returnFields(
-          await (
-            await fetch(`${bankUrl}/decide`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/x-www-form-urlencoded' },
-              body: `choice=${choice}`,
-            })
-          ).text(),
-        );
+      const { paymentId, decide } = await atTheBank();
       // The bank is slow to answer and the provider's status API is down: Kosh stops waiting.
       await harness().request('POST', `/v1/payments/${paymentId}/callback/`, {
         form: await decide('pending'),
