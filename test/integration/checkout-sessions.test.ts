@@ -288,6 +288,35 @@ describeEachDatabase('checkout sessions', (harness) => {
       expectError(foreign, 404, 'resource_not_found', 'order_id');
     });
 
+    it("shows a live link whose connector is gone as unavailable, and never names the merchant's setup", async () => {
+      const owner = await harness().merchant('Shop Without Provider');
+      const live = await harness().liveKey(owner);
+      const liveOrder = await createOrder(harness(), live);
+      const id = 'cs_01connectorgonexxxxxxxxxxx';
+      const now = harness().clock.now();
+      // Made while a connector account was active (written directly: none is here now).
+      await harness().container.db.query(
+        `INSERT INTO checkout_sessions (id, account_id, mode, order_id, return_url, methods, expires_at, created_at, updated_at)
+         VALUES ($1, $2, 'live', $3, $4, ARRAY['netbanking', 'upi'], $5, $6, $6)`,
+        [id, owner.id, liveOrder, RETURN_URL, new Date(now.getTime() + 600_000), now],
+      );
+      const page = await harness().request('GET', `/checkout/${id}/`);
+      expect(page.statusCode).toBe(403);
+      expect(page.body).toContain('This payment link is not available');
+      expect(page.body).not.toContain('name="pay"');
+      const chosen = await harness().request('POST', `/checkout/${id}/`, {
+        form: { pay: 'bank:HDFC', name: 'Asha', email: 'asha@example.com', contact: '+919876543210' },
+      });
+      expect(chosen.statusCode).toBeGreaterThanOrEqual(400);
+      expect(chosen.statusCode).toBe(403);
+      expect(chosen.body).toContain('cannot take payments');
+      expect(chosen.body).not.toMatch(/connector|live mode/i);
+      const payments = await harness().container.db.query('SELECT 1 FROM payments WHERE order_id = $1', [
+        liveOrder,
+      ]);
+      expect(payments).toEqual([]);
+    });
+
     it('refuses a live session while the account offers no live method (no connector account)', async () => {
       const live = await harness().liveKey(await harness().merchant('Live, no connector'));
       const order = await createOrder(harness(), live);

@@ -182,6 +182,11 @@ export function createCheckoutPageService(deps: {
       const upiOn = allows('upi') && (offered.upi.intent || offered.upi.collect);
       const bankEntries = allows('netbanking') ? Object.entries(offered.netbanking) : [];
       const walletEntries = allows('wallet') ? Object.entries(offered.wallet) : [];
+      // Nothing the session allows is on offer now (the merchant's live connector was disabled):
+      // the link is unavailable, as for a merchant that cannot take payments.
+      if (!upiOn && bankEntries.length === 0 && walletEntries.length === 0) {
+        return { kind: 'unavailable', merchantName: account.name, ...order };
+      }
       let banks: { mostUsed: Instrument[]; others: Instrument[] } | null = null;
       if (bankEntries.length > 0) {
         const usage = await payments.bankUsage(scope);
@@ -237,7 +242,16 @@ export function createCheckoutPageService(deps: {
           'This payment link has had too many attempts. Ask the merchant for a new one.',
         );
       }
-      const created = await checkout.startPayment(sessionId, choice);
+      const created = await checkout.startPayment(sessionId, choice).catch((error: unknown) => {
+        // The customer is told the link cannot take payments, not how the merchant's account is set up.
+        if (error instanceof KoshError && error.code === 'connector_unavailable') {
+          throw new KoshError(
+            'account_not_activated',
+            'This merchant cannot take payments now; nothing was charged.',
+          );
+        }
+        throw error;
+      });
       const [next] = created.next;
       if (choice.method !== 'upi' && next?.action === 'html_form') {
         const code = choice.method === 'netbanking' ? choice.bank : choice.wallet;

@@ -245,7 +245,7 @@ export function renderCheckoutPage(
       'Payment link not available',
       403,
       `<h2>This payment link is not available</h2>
-<p>${name} cannot take payments right now, and nothing was charged through this link. Contact ${name} to pay another way.</p>`,
+<p>${name} cannot take payments through this link right now. Contact ${name} to pay another way.</p>`,
     );
   }
   if (view.kind === 'expired') {
@@ -253,7 +253,7 @@ export function renderCheckoutPage(
       'Payment link expired',
       410,
       `<h2>This payment link has expired</h2>
-<p>Nothing was charged through it. Go back to ${name} to pay again.</p>`,
+<p>It takes no more payments. Go back to ${name} to pay again.</p>`,
     );
   }
   const body = renderOpen(view, nonce, selfUrl, {
