@@ -158,14 +158,22 @@ describeEachDatabase(
       fakepay.ordersFor(winner)[0]!.status = 'paid';
       harness().clock.advance(5_000);
       await sync();
-      fakepay.ordersFor(late)[0]!.status = 'paid';
+      fakepay.settle(fakepay.ordersFor(late)[0]!, 'paid');
       harness().clock.advance(10_000);
       await sync();
-      expect((await api('GET', `/v1/payments/${late}/`)).json().data).toMatchObject({
+      const fetched = (await api('GET', `/v1/payments/${late}/`)).json().data;
+      expect(fetched).toMatchObject({
         status: 'failed',
         error_code: 'order_already_paid',
         authorised_at: expect.any(Number),
+        bank_reference: expect.stringMatching(/^BRN/),
       });
+      // Its event says what a fetch says: the bank's reference is in both.
+      const [event] = await harness().container.db.query<{ payload: { payment: Record<string, unknown> } }>(
+        `SELECT payload FROM events WHERE type = 'payment.late_authorisation' AND payload->'payment'->>'id' = $1`,
+        [late],
+      );
+      expect(event?.payload.payment.bank_reference).toBe(fetched.bank_reference);
       return late;
     }
 

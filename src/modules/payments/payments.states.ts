@@ -87,21 +87,19 @@ export function createPaymentStates(deps: {
 
   /**
    * The bank took money that Kosh cannot capture: another payment paid the order first. The payment
-   * fails (or stays failed) with `order_already_paid`, the authorisation and the money owed back are
-   * recorded on it, and a late one also in its own event.
+   * fails (or stays failed) with `order_already_paid`, the authorisation, the money owed back and
+   * the provider's facts (bank reference, fee…) are recorded on it, then its late event. Authorised
+   * at the same time as the payment that paid the order, it fails first (with its own event).
    */
-  async function refuseAuthorisation(tx: Queryable, payment: PaymentRow): Promise<PaymentRow | undefined> {
-    if (payment.status === 'failed') {
-      const noted = await repo.recordRefusedAuthorisation(tx, payment.id, ORDER_PAID_ELSEWHERE, clock.now());
-      if (noted) await recordEvents(tx, noted, ['payment.late_authorisation']);
-      return noted;
-    }
-    // Authorised at the same time as the payment that paid the order: it fails, and then, as a late
-    // authorisation does, its event says the bank took the money (the failure's own event was
-    // recorded before the authorisation was).
-    const failed = await move(tx, payment, 'declined', ORDER_PAID_ELSEWHERE);
-    const noted =
-      failed && (await repo.recordRefusedAuthorisation(tx, failed.id, ORDER_PAID_ELSEWHERE, clock.now()));
+  async function refuseAuthorisation(tx: Queryable, payment: PaymentRow, facts?: ProviderFacts) {
+    const failed =
+      payment.status === 'failed' ? payment : await move(tx, payment, 'declined', ORDER_PAID_ELSEWHERE);
+    const at = clock.now();
+    let noted = failed && (await repo.recordRefusedAuthorisation(tx, failed.id, ORDER_PAID_ELSEWHERE, at));
+    // Nothing is left to ask of a payment whose money is owed back.
+    const schedule = { nextSyncAt: null, asked: false };
+    if (noted && facts)
+      noted = (await repo.recordProviderFacts(tx, noted.id, noted.status, facts, schedule, at)) ?? noted;
     if (noted) await recordEvents(tx, noted, ['payment.late_authorisation']);
     return noted;
   }
@@ -164,7 +162,7 @@ export function createPaymentStates(deps: {
         (await orders.findForPayment(tx, payment.account_id, payment.mode, payment.order_id, true));
       if (!order) throw new KoshError('state_conflict', 'The payment has no order.');
       if (order.status === 'paid')
-        return { row: await refuseAuthorisation(tx, payment), factsRecorded: false };
+        return { row: await refuseAuthorisation(tx, payment, options.facts?.facts), factsRecorded: false };
     }
     const failed = transition.to === 'failed';
     const at = clock.now();
