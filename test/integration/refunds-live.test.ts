@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { requestFingerprint } from '../../src/http/idempotency.js';
+import { PASSWORD, Visitor } from '../helpers/dashboard-visitor.js';
 import { fakepayAccount } from '../helpers/fakepay/connector.js';
 import { Fakepay } from '../helpers/fakepay/server.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
@@ -226,11 +227,26 @@ describeEachDatabase(
         amount_refunded: 0,
         refund_status: null,
       });
-      // Then the merchant (or an operator from the dashboard) refunds it like a captured payment.
+      // Then the merchant refunds it like a captured payment: from the dashboard's Refund form…
       fakepay.refundOutcome = 'processed';
+      const visitor = new Visitor(harness, '198.51.100.78');
+      const email = `owed-back-${paymentId}@shop.example`;
+      await harness().container.services.dashboardUsers.createUser({
+        accountId: merchant.id,
+        email,
+        password: PASSWORD,
+      });
+      expect((await visitor.login(email)).statusCode).toBe(303);
+      expect((await visitor.submit('/dashboard/', '/dashboard/mode/', { mode: 'live' })).statusCode).toBe(
+        303,
+      );
+      const page = `/dashboard/payments/${paymentId}/`;
+      const fromForm = await visitor.submit(page, `${page}refunds/`, { amount: 2000 });
+      expect(fromForm.statusCode, fromForm.body).toBe(303);
+      // … and through the API, for the rest.
       const manual = await api('POST', `/v1/payments/${paymentId}/refunds/`, {});
       expect(manual.statusCode, manual.body).toBe(200);
-      expect(manual.json().data).toMatchObject({ status: 'processed', amount: 5000 });
+      expect(manual.json().data).toMatchObject({ status: 'processed', amount: 3000 });
       expect((await api('GET', `/v1/payments/${paymentId}/`)).json().data).toMatchObject({
         status: 'failed',
         amount_refunded: 5000,
@@ -239,7 +255,7 @@ describeEachDatabase(
       const again = await api('POST', `/v1/payments/${paymentId}/refunds/`, {});
       expect(again.json().error).toMatchObject({ code: 'refund_exceeds_captured' });
       await refundSync(86_400_000);
-      expect(await statuses()).toHaveLength(4);
+      expect(await statuses()).toHaveLength(5);
     });
 
     it('a keyed refund whose attempt died after the provider call resumes on retry: one refund at the provider', async () => {
