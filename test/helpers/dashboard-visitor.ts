@@ -86,6 +86,23 @@ export class Visitor {
 }
 
 /**
+ * A new dashboard user of `accountId`, signed in from `address` and switched to live mode: what a
+ * merchant's operator sees of live payments and keys.
+ */
+export async function liveVisitor(
+  harness: () => Harness,
+  accountId: string,
+  address: string,
+): Promise<Visitor> {
+  const visitor = new Visitor(harness, address);
+  const email = `live-${address}-${accountId}@shop.example`;
+  await harness().container.services.dashboardUsers.createUser({ accountId, email, password: PASSWORD });
+  expect((await visitor.login(email)).statusCode).toBe(303);
+  expect((await visitor.submit('/dashboard/', '/dashboard/mode/', { mode: 'live' })).statusCode).toBe(303);
+  return visitor;
+}
+
+/**
  * The dashboard suites' users, sign-ins and payments, for one harness. `owner` is the merchant a
  * helper uses when given no account, and the email of the user that signs in for it.
  */

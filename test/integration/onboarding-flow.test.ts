@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PASSWORD, Visitor } from '../helpers/dashboard-visitor.js';
+import { liveVisitor } from '../helpers/dashboard-visitor.js';
 import { basicAuth, describeEachDatabase, type Harness, type TestAccount } from '../helpers/harness.js';
 import { BANK, merchantBody, proprietorBody, uploadDocument } from '../helpers/onboarding.js';
 
@@ -174,17 +174,7 @@ describeEachDatabase(
 
       // However the live key is asked for: the merchant's own dashboard in live mode, an admin
       // command, or SQL. The database refuses it.
-      const visitor = new Visitor(harness, '198.51.100.77');
-      const email = `owner-${merchant.id}@shop.example`;
-      await harness().container.services.dashboardUsers.createUser({
-        accountId: merchant.id,
-        email,
-        password: PASSWORD,
-      });
-      expect((await visitor.login(email)).statusCode).toBe(303);
-      expect((await visitor.submit('/dashboard/', '/dashboard/mode/', { mode: 'live' })).statusCode).toBe(
-        303,
-      );
+      const visitor = await liveVisitor(harness, merchant.id, '198.51.100.77');
       const fromDashboard = await visitor.submit('/dashboard/keys/', '/dashboard/keys/');
       expect(fromDashboard.statusCode).toBe(403);
       expect(fromDashboard.body).toContain('can hold only test keys');

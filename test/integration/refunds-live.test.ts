@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { requestFingerprint } from '../../src/http/idempotency.js';
-import { PASSWORD, Visitor } from '../helpers/dashboard-visitor.js';
+import { liveVisitor } from '../helpers/dashboard-visitor.js';
 import { fakepayAccount } from '../helpers/fakepay/connector.js';
 import { Fakepay } from '../helpers/fakepay/server.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
@@ -229,17 +229,7 @@ describeEachDatabase(
       });
       // Then the merchant refunds it like a captured payment: from the dashboard's Refund form…
       fakepay.refundOutcome = 'processed';
-      const visitor = new Visitor(harness, '198.51.100.78');
-      const email = `owed-back-${paymentId}@shop.example`;
-      await harness().container.services.dashboardUsers.createUser({
-        accountId: merchant.id,
-        email,
-        password: PASSWORD,
-      });
-      expect((await visitor.login(email)).statusCode).toBe(303);
-      expect((await visitor.submit('/dashboard/', '/dashboard/mode/', { mode: 'live' })).statusCode).toBe(
-        303,
-      );
+      const visitor = await liveVisitor(harness, merchant.id, '198.51.100.78');
       const page = `/dashboard/payments/${paymentId}/`;
       const fromForm = await visitor.submit(page, `${page}refunds/`, { amount: 2000 });
       expect(fromForm.statusCode, fromForm.body).toBe(303);
