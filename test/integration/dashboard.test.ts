@@ -194,7 +194,7 @@ describeEachDatabase('dashboard', (harness) => {
     expect(keys.body).not.toContain(shop.credentials.secret_key);
 
     const rolled = await visitor.request('POST', `/dashboard/keys/${shop.credentials.api_key}/roll/`, {
-      csrf: visitor.csrf,
+      ...visitor.formFields(`/dashboard/keys/${shop.credentials.api_key}/roll/`),
       overlap_seconds: 600,
     });
     expect(rolled.statusCode, rolled.body).toBe(200);
@@ -216,6 +216,65 @@ describeEachDatabase('dashboard', (harness) => {
     });
     expect(revoked.statusCode).toBe(303);
     expect(await status(fresh)).toBe(401);
+  });
+
+  it('makes one key, one endpoint and one rotation per rendering of their forms, and shows the one secret made to every post', async () => {
+    const shop = await harness().merchant('Double Click Shop');
+    const visitor = await signedIn(shop);
+    const keys = async () =>
+      (await harness().request('GET', '/v1/keys/', { auth: shop })).json().data as { api_key: string }[];
+    const secretOf = (body: string) => /data-secret>((?:sk_test|whsec)_[^<]+)</.exec(body)?.[1];
+    // Posted several times at once, and once more after the answers: each answer shows the same key.
+    const posts = async (page: string, action: string, fields: Record<string, unknown> = {}) => {
+      expect((await visitor.request('GET', page)).statusCode).toBe(200);
+      const rendered = { ...visitor.formFields(action), ...fields };
+      const answers = await Promise.all(
+        Array.from({ length: 3 }, () => visitor.request('POST', action, rendered)),
+      );
+      answers.push(await visitor.request('POST', action, rendered));
+      for (const answer of answers) expect(answer.statusCode, answer.body).toBe(200);
+      const shown = new Set(answers.map((answer) => secretOf(answer.body)));
+      expect(shown.size).toBe(1);
+      return [...shown][0] as string;
+    };
+
+    const created = await posts('/dashboard/keys/', '/dashboard/keys/');
+    expect(await keys()).toHaveLength(2);
+    const made = (await keys()).find((key) => key.api_key !== shop.credentials.api_key) as {
+      api_key: string;
+    };
+    const fresh = basicAuth({ api_key: made.api_key, secret_key: created });
+    expect((await harness().request('GET', '/v1/payments/methods/', { auth: fresh })).statusCode).toBe(200);
+
+    const roll = `/dashboard/keys/${made.api_key}/roll/`;
+    const rolled = await posts('/dashboard/keys/', roll, { overlap_seconds: 0 });
+    expect(await keys()).toHaveLength(3);
+    const newest = (await keys()).find(
+      (key) => ![shop.credentials.api_key, made.api_key].includes(key.api_key),
+    );
+    const rolledAuth = basicAuth({ api_key: newest?.api_key as string, secret_key: rolled });
+    expect((await harness().request('GET', '/v1/payments/methods/', { auth: rolledAuth })).statusCode).toBe(
+      200,
+    );
+
+    const hooks = async () =>
+      (await harness().request('GET', '/v1/webhooks/', { auth: shop })).json().data as { id: string }[];
+    const secret = await posts('/dashboard/webhooks/', '/dashboard/webhooks/', {
+      url: 'http://127.0.0.1:9/double-click',
+    });
+    expect(secret).toMatch(/^whsec_/);
+    expect(await hooks()).toHaveLength(1);
+    const [endpoint] = await hooks();
+    const rotated = await posts('/dashboard/webhooks/', `/dashboard/webhooks/${endpoint?.id}/rotate/`);
+    // Every post showed the same new secret: each rotation would have shown its own.
+    expect(rotated).not.toBe(secret);
+    expect(rotated).toMatch(/^whsec_/);
+
+    // A form rendered before forms had a key: refused, and nothing is made.
+    const stale = await visitor.request('POST', '/dashboard/keys/', { csrf: visitor.csrf });
+    expect(stale.statusCode).toBe(400);
+    expect(stale.body).toContain('This form is out of date');
+    expect(await keys()).toHaveLength(3);
   });
 
   it('shows a partner its own merchants and none of another partner’s', async () => {

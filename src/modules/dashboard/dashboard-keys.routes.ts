@@ -14,6 +14,7 @@ import {
   sendPage,
   sessionOf,
 } from './dashboard.context.js';
+import { answersOnce, BUSY, FormKeyField, newFormKey } from './form-once.js';
 import { DASHBOARD, type Notice, page } from './layout.js';
 import { keysContent } from './pages.js';
 import type { DashboardSession } from './users.service.js';
@@ -26,8 +27,18 @@ export function registerKeyPages(app: App, deps: DashboardDeps, route: SignedInO
     const now = deps.now();
     const rows = await services.accounts.listKeys(session.user.account_id, session.mode);
     const keys = rows.map((row) => toApiKey(row, now));
-    return page(session, { title: 'API keys', section: '/keys/', notice: shown }, keysContent(session, keys));
+    return page(
+      session,
+      { title: 'API keys', section: '/keys/', notice: shown },
+      keysContent(session, keys, newFormKey()),
+    );
   };
+
+  /**
+   * A form that makes a key makes one per rendering (./form-once.ts): a double-click or a resubmit
+   * shows the one key made, with its secret, instead of making a second key whose secret nobody sees.
+   */
+  const once = answersOnce(services.idempotency, deps.sessionMaxAgeSeconds);
 
   app.get(
     `${DASHBOARD}/keys/`,
@@ -37,10 +48,19 @@ export function registerKeyPages(app: App, deps: DashboardDeps, route: SignedInO
 
   app.post(
     `${DASHBOARD}/keys/`,
-    { ...route, schema: { ...hidden, body: form({}) } },
+    { ...route, schema: { ...hidden, body: form({ ...FormKeyField }) } },
     async (request, reply) => {
       const session = sessionOf(request);
-      const created = await services.accounts.issueKey(session.user.account_id, session.mode);
+      const created = await once(
+        request,
+        session,
+        { action: 'key', key: request.body.form_key },
+        async () => {
+          const made = await services.accounts.issueKey(session.user.account_id, session.mode);
+          return { api_key: made.api_key, secret_key: made.secret_key };
+        },
+      );
+      if (created === BUSY) return seeOther(reply, `${DASHBOARD}/keys/?done=busy`);
       return sendPage(
         reply,
         await keysPage(session, {
@@ -59,24 +79,33 @@ export function registerKeyPages(app: App, deps: DashboardDeps, route: SignedInO
       schema: {
         ...hidden,
         params: KeyParams,
-        body: form({ overlap_seconds: Type.Integer({ minimum: 0, maximum: 604_800 }) }),
+        body: form({ overlap_seconds: Type.Integer({ minimum: 0, maximum: 604_800 }), ...FormKeyField }),
       },
     },
     async (request, reply) => {
       const session = sessionOf(request);
-      const rolled = await services.accounts.rollKey(
-        session.user.account_id,
-        request.params.key,
-        request.body.overlap_seconds,
-        session.mode,
+      const rolled = await once(
+        request,
+        session,
+        { action: `roll:${request.params.key}`, key: request.body.form_key },
+        async () => {
+          const made = await services.accounts.rollKey(
+            session.user.account_id,
+            request.params.key,
+            request.body.overlap_seconds,
+            session.mode,
+          );
+          if (!made) throw new KoshError('resource_not_found', `No key ${request.params.key}.`);
+          return { api_key: made.credentials.api_key, secret_key: made.credentials.secret_key };
+        },
       );
-      if (!rolled) throw new KoshError('resource_not_found', `No key ${request.params.key}.`);
+      if (rolled === BUSY) return seeOther(reply, `${DASHBOARD}/keys/?done=busy`);
       return sendPage(
         reply,
         await keysPage(session, {
           kind: 'info',
-          text: `Key rolled: ${rolled.credentials.api_key} replaces ${request.params.key}. Its secret key, shown only now:`,
-          secret: rolled.credentials.secret_key,
+          text: `Key rolled: ${rolled.api_key} replaces ${request.params.key}. Its secret key, shown only now:`,
+          secret: rolled.secret_key,
         }),
       );
     },

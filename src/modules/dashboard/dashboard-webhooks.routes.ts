@@ -14,6 +14,7 @@ import {
   sessionOf,
   text,
 } from './dashboard.context.js';
+import { answersOnce, BUSY, FormKeyField, newFormKey } from './form-once.js';
 import { DASHBOARD, type Notice, page } from './layout.js';
 import { webhooksContent } from './pages.js';
 import type { DashboardSession } from './users.service.js';
@@ -39,9 +40,12 @@ export function registerWebhookPages(app: App, deps: DashboardDeps, route: Signe
     return page(
       session,
       { title: 'Webhooks', section: '/webhooks/', notice: shown },
-      webhooksContent(session, withDeliveries),
+      webhooksContent(session, withDeliveries, newFormKey()),
     );
   };
+  // A form that makes a signing secret makes one per rendering (./form-once.ts): a double-click shows
+  // the one secret made instead of a second endpoint, or a second rotation, whose secret nobody saw.
+  const once = answersOnce(services.idempotency, deps.sessionMaxAgeSeconds);
 
   app.get(
     `${DASHBOARD}/webhooks/`,
@@ -55,11 +59,23 @@ export function registerWebhookPages(app: App, deps: DashboardDeps, route: Signe
 
   app.post(
     `${DASHBOARD}/webhooks/`,
-    { ...route, schema: { ...hidden, body: form({ url: Type.String({ maxLength: 2048 }) }) } },
+    {
+      ...route,
+      schema: { ...hidden, body: form({ url: Type.String({ maxLength: 2048 }), ...FormKeyField }) },
+    },
     async (request, reply) => {
       const session = sessionOf(request);
       merchantOnly(session);
-      const endpoint = await services.webhooks.create(session.scope, { url: request.body.url });
+      const endpoint = await once(
+        request,
+        session,
+        { action: 'endpoint', key: request.body.form_key },
+        async () => {
+          const made = await services.webhooks.create(session.scope, { url: request.body.url });
+          return { id: made.id, secret: made.secret };
+        },
+      );
+      if (endpoint === BUSY) return seeOther(reply, `${DASHBOARD}/webhooks/?done=busy`);
       return sendPage(
         reply,
         await webhooksPage(session, {
@@ -73,11 +89,21 @@ export function registerWebhookPages(app: App, deps: DashboardDeps, route: Signe
 
   app.post(
     `${DASHBOARD}/webhooks/:id/rotate/`,
-    { ...route, schema: { ...hidden, params: IdParams, body: form({}) } },
+    { ...route, schema: { ...hidden, params: IdParams, body: form({ ...FormKeyField }) } },
     async (request, reply) => {
       const session = sessionOf(request);
       merchantOnly(session);
-      const endpoint = await services.webhooks.rotateSecret(session.scope, request.params.id);
+      const { id } = request.params;
+      const endpoint = await once(
+        request,
+        session,
+        { action: `rotate:${id}`, key: request.body.form_key },
+        async () => {
+          const rotated = await services.webhooks.rotateSecret(session.scope, id);
+          return { id: rotated.id, secret: rotated.secret };
+        },
+      );
+      if (endpoint === BUSY) return seeOther(reply, `${DASHBOARD}/webhooks/?done=busy`);
       return sendPage(
         reply,
         await webhooksPage(session, {

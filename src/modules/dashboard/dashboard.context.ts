@@ -85,6 +85,7 @@ export function dashboardErrorHandler(error: FastifyError, request: FastifyReque
 const NOTICES: Record<string, string> = {
   refunded: 'Refund created.',
   refunding: 'This form was already sent: its one refund is being made and is listed below once recorded.',
+  busy: 'This form was already sent and is still being handled: what it makes is listed below once made.',
   resent: 'The event was queued for delivery again.',
   revoked: 'Key revoked: it stopped working at once.',
   rotated: 'Secret rotated.',

@@ -5,11 +5,11 @@ import { Type } from 'typebox';
 import { KoshError } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import { fingerprintOf } from '../../http/idempotency.js';
-import type { IdempotencyService } from '../idempotency/idempotency.service.js';
+import type { IdempotencyService, IdempotentResult } from '../idempotency/idempotency.service.js';
 import type { DashboardSession } from './users.service.js';
 
 /**
- * One rendering of a form that makes something (a refund) makes it at most once, however often and
+ * One rendering of a form that makes something (a refund, a key, a webhook endpoint) makes it at most once, however often and
  * however fast the form is posted: the page renders a random one-time key in a hidden field, and
  * the action runs under that key as an Idempotency-Key of the session's account and mode
  * (docs/idempotency.md). The key's claim is a row of `idempotency_keys` (one per account, mode and
@@ -39,6 +39,9 @@ export interface OnceForm {
   busy: string;
 }
 
+/** `oncePerForm`'s and `answerOncePerForm`'s answer when the first post is still running after the wait. */
+export const BUSY = Symbol('busy');
+
 /**
  * Runs `work` (which answers where to redirect) once per rendering of the form; every later post of
  * that rendering answers the first one's redirect. The same form posted with other values is
@@ -52,6 +55,56 @@ export async function oncePerForm(
   form: OnceForm,
   work: (ids: IdGenerator) => Promise<string>,
 ): Promise<string> {
+  const stored = await runOnce(idempotency, request, session, form, async (ids) => ({
+    status: 303,
+    headers: { location: await work(ids) },
+    body: Buffer.alloc(0),
+  }));
+  return stored === BUSY ? form.busy : (stored.headers.location as string);
+}
+
+/**
+ * Runs `work` once per rendering of the form and answers what it made to every post of that
+ * rendering: a double-click that makes a key shows the one key made, with its secret, whichever
+ * post the browser shows. The answer is stored encrypted, like every stored Idempotency-Key answer.
+ */
+export async function answerOncePerForm<T extends object>(
+  idempotency: IdempotencyService,
+  request: FastifyRequest,
+  session: DashboardSession,
+  form: Omit<OnceForm, 'busy'>,
+  work: (ids: IdGenerator) => Promise<T>,
+): Promise<T | typeof BUSY> {
+  const stored = await runOnce(idempotency, request, session, form, async (ids) => ({
+    status: 200,
+    headers: {},
+    body: Buffer.from(JSON.stringify(await work(ids)), 'utf8'),
+  }));
+  return stored === BUSY ? BUSY : (JSON.parse(stored.body.toString('utf8')) as T);
+}
+
+/**
+ * `answerOncePerForm` for the forms of one page family: keys kept as long as a session can post.
+ * The form names its action (with the object it acts on) and carries the posted one-time key.
+ */
+export function answersOnce(idempotency: IdempotencyService, retainSeconds: number) {
+  return <T extends object>(
+    request: FastifyRequest,
+    session: DashboardSession,
+    form: { action: string; key: string | undefined },
+    work: () => Promise<T>,
+  ) => answerOncePerForm(idempotency, request, session, { ...form, retainSeconds }, work);
+}
+
+type StoredResponse = IdempotentResult['response'];
+
+async function runOnce(
+  idempotency: IdempotencyService,
+  request: FastifyRequest,
+  session: DashboardSession,
+  form: Omit<OnceForm, 'busy'>,
+  work: (ids: IdGenerator) => Promise<StoredResponse>,
+): Promise<StoredResponse | typeof BUSY> {
   if (form.key === undefined || !FORM_KEY.test(form.key)) {
     throw new KoshError(
       'invalid_field',
@@ -63,20 +116,18 @@ export async function oncePerForm(
   const fingerprint = fingerprintOf(request);
   for (let waited = 0; ; waited += WAIT_STEP_MS) {
     try {
+      // The action may call a provider: never inside a transaction.
       const result = await idempotency.execute(
         session.scope,
         key,
         fingerprint,
-        // The action may call a provider: never inside a transaction.
         'phased',
-        async (claimed) => ({
-          status: 303,
-          headers: { location: await work(claimed.ids) },
-          body: Buffer.alloc(0),
-        }),
-        { retainSeconds: form.retainSeconds },
+        (claimed) => work(claimed.ids),
+        {
+          retainSeconds: form.retainSeconds,
+        },
       );
-      return result.response.headers.location as string;
+      return result.response;
     } catch (error) {
       if (!(error instanceof KoshError)) throw error;
       if (error.code === 'idempotency_key_reused') {
@@ -86,7 +137,7 @@ export async function oncePerForm(
         );
       }
       if (error.code !== 'idempotency_key_in_use') throw error;
-      if (waited >= WAIT_MS) return form.busy;
+      if (waited >= WAIT_MS) return BUSY;
     }
     await sleep(WAIT_STEP_MS);
   }

@@ -22,6 +22,10 @@ import { money, when } from './format.js';
 import { csrfField, DASHBOARD } from './layout.js';
 import type { DashboardSession } from './users.service.js';
 
+/** A form's one-time key (./form-once.ts): one rendering of the form makes its object once. */
+const formKeyField = (formKey: string): Html =>
+  html`<input type="hidden" name="${FORM_KEY_FIELD}" value="${formKey}">`;
+
 export interface EventView {
   id: string;
   type: string;
@@ -197,7 +201,7 @@ ${table(['Refund', ['Amount', 'num'], 'Status', 'Speed', 'Created'], refundRows,
 ${
   refundable > 0
     ? html`<form class="actions" method="post" action="${DASHBOARD}/payments/${payment.id}/refunds/">
-  ${csrfField(session)}<input type="hidden" name="${FORM_KEY_FIELD}" value="${formKey}">
+  ${csrfField(session)}${formKeyField(formKey)}
   <label>Amount (in paise; up to ${refundable})<input type="number" name="amount" min="1" max="${refundable}" value="${refundable}" required></label>
   <button>Refund</button>
 </form>`
@@ -272,13 +276,15 @@ export function refundContent(refund: Refund): Html {
 export function webhooksContent(
   session: DashboardSession,
   endpoints: (Endpoint & { deliveries: Delivery[] })[],
+  formKey: string,
 ): Html {
+  const once = formKeyField(formKey);
   const blocks = endpoints.map(
     (endpoint) => html`<section class="card" data-endpoint="${endpoint.id}">
   <p><span class="mono">${endpoint.id}</span> ${badge(endpoint.enabled ? 'active' : 'disabled')} <span class="mono">${endpoint.url}</span></p>
   <p class="muted">Events: ${endpoint.enabled_events.join(', ')}</p>
   <div class="actions">
-    <form class="inline" method="post" action="${DASHBOARD}/webhooks/${endpoint.id}/rotate/">${csrfField(session)}<button class="secondary">Rotate secret</button></form>
+    <form class="inline" method="post" action="${DASHBOARD}/webhooks/${endpoint.id}/rotate/">${csrfField(session)}${once}<button class="secondary">Rotate secret</button></form>
     <form class="inline" method="post" action="${DASHBOARD}/webhooks/${endpoint.id}/${endpoint.enabled ? 'disable' : 'enable'}/">${csrfField(session)}<button class="secondary">${endpoint.enabled ? 'Disable' : 'Enable'}</button></form>
   </div>
   ${table(
@@ -296,19 +302,20 @@ export function webhooksContent(
 </section>`,
   );
   return html`<form class="actions" method="post" action="${DASHBOARD}/webhooks/">
-  ${csrfField(session)}
+  ${csrfField(session)}${once}
   <label>Endpoint URL<input type="url" name="url" required maxlength="2048" placeholder="https://shop.example/kosh/webhooks"></label>
   <button>Add endpoint</button>
 </form>
 ${endpoints.length ? blocks : html`<p class="muted">No webhook endpoints yet.</p>`}`;
 }
 
-export function keysContent(session: DashboardSession, keys: ApiKey[]): Html {
+export function keysContent(session: DashboardSession, keys: ApiKey[], formKey: string): Html {
+  const once = formKeyField(formKey);
   const rows = keys.map(
     (key) =>
       html`<tr data-key="${key.api_key}"><td class="mono">${key.api_key}</td><td>${badge(key.status)}</td><td>${when(key.created_at)}</td><td>${when(key.expires_at)}</td><td>${
         key.status === 'active'
-          ? html`<form class="inline" method="post" action="${DASHBOARD}/keys/${key.api_key}/roll/">${csrfField(session)}<label class="visually-hidden" for="overlap-${key.api_key}">Overlap for ${key.api_key}</label><select id="overlap-${key.api_key}" name="overlap_seconds"><option value="0">stop at once</option><option value="3600">1 hour</option><option value="86400" selected>24 hours</option><option value="604800">7 days</option></select> <button class="secondary">Roll</button></form>`
+          ? html`<form class="inline" method="post" action="${DASHBOARD}/keys/${key.api_key}/roll/">${csrfField(session)}${once}<label class="visually-hidden" for="overlap-${key.api_key}">Overlap for ${key.api_key}</label><select id="overlap-${key.api_key}" name="overlap_seconds"><option value="0">stop at once</option><option value="3600">1 hour</option><option value="86400" selected>24 hours</option><option value="604800">7 days</option></select> <button class="secondary">Roll</button></form>`
           : ''
       } ${
         key.status === 'active' || key.status === 'expiring'
@@ -317,7 +324,7 @@ export function keysContent(session: DashboardSession, keys: ApiKey[]): Html {
       }</td></tr>`,
   );
   return html`${table(['Key', 'Status', 'Created', 'Stops', 'Actions'], rows, `No ${session.mode} keys.`)}
-<form class="actions" method="post" action="${DASHBOARD}/keys/">${csrfField(session)}<button>Create a ${session.mode} key</button></form>`;
+<form class="actions" method="post" action="${DASHBOARD}/keys/">${csrfField(session)}${once}<button>Create a ${session.mode} key</button></form>`;
 }
 
 export function settingsContent(
