@@ -332,4 +332,56 @@ describeEachDatabase('dashboard', (harness) => {
     expect(detail.deliveries).toHaveLength(1);
     expect((await deliveryReads(`/dashboard/payments/${second}/`)).trips).toBe(detail.trips);
   });
+
+  it('pages what a page lists past its first 100: a payment’s refunds, an order’s payments, the webhook endpoints', async () => {
+    const shop = await harness().merchant('Many Rows Shop');
+    const visitor = await signedIn(shop);
+    const { paymentId } = await captured(shop);
+    /** `count` requests, ten at a time; each must succeed. */
+    const make = async (
+      count: number,
+      send: (index: number) => Promise<{ statusCode: number; body: string }>,
+    ) => {
+      for (let start = 0; start < count; start += 10) {
+        const batch = Array.from({ length: Math.min(10, count - start) }, (_, i) => send(start + i));
+        for (const answer of await Promise.all(batch)) expect(answer.statusCode, answer.body).toBe(200);
+      }
+    };
+    /** The page's ids of `prefix`, and where its "More …" link (`label`) leads, if it has one. */
+    const read = async (path: string, prefix: string, label: string) => {
+      const page = await visitor.request('GET', path);
+      expect(page.statusCode, page.body).toBe(200);
+      const ids = new Set(page.body.match(new RegExp(`${prefix}_[A-Za-z0-9]+`, 'g')));
+      const next = new RegExp(`href="([^"]+)">${label}<`).exec(page.body)?.[1]?.replaceAll('&amp;', '&');
+      return { ids, next };
+    };
+    const pagesThrough = async (path: string, prefix: string, label: string, made: number) => {
+      const first = await read(path, prefix, label);
+      expect(first.next, `${path} links to the rest`).toBeDefined();
+      const second = await read(first.next as string, prefix, label);
+      expect(second.next).toBeUndefined();
+      const all = new Set([...first.ids, ...second.ids]);
+      expect(all.size).toBe(made);
+      expect([...second.ids].filter((id) => first.ids.has(id))).toEqual([]);
+    };
+
+    await make(101, () =>
+      harness().request('POST', `/v1/payments/${paymentId}/refunds/`, { auth: shop, json: { amount: 1 } }),
+    );
+    await pagesThrough(`/dashboard/payments/${paymentId}/`, 'rfnd', 'More refunds', 101);
+
+    // An order the customer tried to pay 101 times (each attempt left at the bank).
+    const tried = (await createPayment(harness(), shop)).orderId;
+    for (let start = 0; start < 100; start += 10)
+      await Promise.all(Array.from({ length: 10 }, () => createPayment(harness(), shop, {}, tried)));
+    await pagesThrough(`/dashboard/orders/${tried}/`, 'pay', 'More payments', 101);
+
+    await make(101, (index) =>
+      harness().request('POST', '/v1/webhooks/', {
+        auth: shop,
+        json: { url: `http://127.0.0.1:9/many/${index}` },
+      }),
+    );
+    await pagesThrough('/dashboard/webhooks/', 'whk', 'More endpoints', 101);
+  });
 });

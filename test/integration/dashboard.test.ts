@@ -318,6 +318,35 @@ describeEachDatabase('dashboard', (harness) => {
     expect((await visitor.request('GET', '/dashboard/payments/')).statusCode).toBe(404);
   });
 
+  it('pages a merchant’s VPAs past the first 100 on its partner’s page', async () => {
+    const made = await harness().request('POST', '/v1/api-portal/merchants/', {
+      auth: partner,
+      json: proprietorBody(),
+    });
+    expect(made.statusCode, made.body).toBe(200);
+    const id = made.json().data.id as string;
+    for (let start = 0; start < 101; start += 10) {
+      const batch = Array.from({ length: Math.min(10, 101 - start) }, () =>
+        harness().request('POST', `/v1/api-portal/generate-vpa/${id}/`, { auth: partner }),
+      );
+      for (const answer of await Promise.all(batch)) expect(answer.statusCode, answer.body).toBe(200);
+    }
+    const visitor = await signedIn(partner);
+    const vpasOn = (body: string) => new Set(body.match(/vpa_[A-Za-z0-9]+/g));
+    const first = await visitor.request('GET', `/dashboard/merchants/${id}/`);
+    expect(vpasOn(first.body).size).toBe(100);
+    const next = /href="([^"]+)">More VPAs</.exec(first.body)?.[1]?.replaceAll('&amp;', '&') as string;
+    expect(next).toMatch(new RegExp(`^/dashboard/merchants/${id}/\\?vpas_cursor=`));
+    const second = await visitor.request('GET', next);
+    expect(second.statusCode, second.body).toBe(200);
+    expect(vpasOn(second.body).size).toBe(1);
+    expect(second.body).not.toContain('More VPAs');
+    expect(new Set([...vpasOn(first.body), ...vpasOn(second.body)]).size).toBe(101);
+    // A cursor that is not one: a clear refusal.
+    const bad = await visitor.request('GET', `/dashboard/merchants/${id}/?vpas_cursor=nonsense`);
+    expect(bad.statusCode).toBe(400);
+  });
+
   it('ends a session when idle, and at logout', async () => {
     const visitor = await signedIn();
     harness().clock.advance(29 * 60_000);

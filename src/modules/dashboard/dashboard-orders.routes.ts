@@ -1,5 +1,6 @@
 import type { App } from '../../http/app-types.js';
 import {
+  CursorQuery,
   type DashboardDeps,
   hidden,
   IdParams,
@@ -34,19 +35,16 @@ export function registerOrderPages(app: App, deps: DashboardDeps, route: SignedI
 
   app.get(
     `${DASHBOARD}/orders/:id/`,
-    { ...route, schema: { ...hidden, params: IdParams } },
+    { ...route, schema: { ...hidden, params: IdParams, querystring: CursorQuery } },
     async (request, reply) => {
       const session = sessionOf(request);
       merchantOnly(session);
       const order = await services.orders.get(session.scope, request.params.id);
-      const payments = await services.payments.list(session.scope, { limit: 100 }, order.id);
+      const { cursor } = request.query;
+      const payments = await services.payments.list(session.scope, { limit: 100, cursor }, order.id);
       return sendPage(
         reply,
-        page(
-          session,
-          { title: `Order ${order.id}`, section: '/orders/' },
-          orderContent(order, payments.data),
-        ),
+        page(session, { title: `Order ${order.id}`, section: '/orders/' }, orderContent(order, payments)),
       );
     },
   );

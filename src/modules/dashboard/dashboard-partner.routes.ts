@@ -9,6 +9,7 @@ import {
   type SignedInOptions,
   sendPage,
   sessionOf,
+  text,
 } from './dashboard.context.js';
 import { DASHBOARD, page } from './layout.js';
 import { merchantContent } from './pages.js';
@@ -19,21 +20,33 @@ export function registerPartnerPages(app: App, deps: DashboardDeps, route: Signe
 
   app.get(
     `${DASHBOARD}/merchants/:id/`,
-    { ...route, schema: { ...hidden, params: IdParams } },
+    {
+      ...route,
+      schema: {
+        ...hidden,
+        params: IdParams,
+        // Each list of the page pages on its own.
+        querystring: Type.Object(
+          { documents_cursor: text(100), vpas_cursor: text(100) },
+          { additionalProperties: false },
+        ),
+      },
+    },
     async (request, reply) => {
       const session = sessionOf(request);
       partnerOnly(session);
       const merchant = await services.merchants.get(session.scope, request.params.id);
+      const cursors = request.query;
       const [documents, vpas] = await Promise.all([
-        services.documents.list(session.scope, merchant.id, { limit: 100 }),
-        services.vpas.list(session.scope, merchant.id, { limit: 100 }),
+        services.documents.list(session.scope, merchant.id, { limit: 100, cursor: cursors.documents_cursor }),
+        services.vpas.list(session.scope, merchant.id, { limit: 100, cursor: cursors.vpas_cursor }),
       ]);
       return sendPage(
         reply,
         page(
           session,
           { title: merchant.display_name, section: '/' },
-          merchantContent(merchant, documents.data, vpas.data),
+          merchantContent(merchant, documents, vpas, cursors),
         ),
       );
     },

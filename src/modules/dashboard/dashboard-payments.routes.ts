@@ -7,7 +7,6 @@ import { paymentsCsv } from './csv.js';
 import {
   type DashboardDeps,
   type DashboardServices,
-  DoneQuery,
   form,
   hidden,
   IdParams,
@@ -19,6 +18,7 @@ import {
   seeOther,
   sendPage,
   sessionOf,
+  text,
 } from './dashboard.context.js';
 import { type PaymentFilters, PaymentsQuery, paymentQuery } from './filters.js';
 import { FormKeyField, newFormKey, oncePerForm } from './form-once.js';
@@ -99,14 +99,25 @@ export function registerPaymentPages(app: App, deps: DashboardDeps, route: Signe
 
   app.get(
     `${DASHBOARD}/payments/:id/`,
-    { ...route, schema: { ...hidden, params: IdParams, querystring: DoneQuery } },
+    {
+      ...route,
+      schema: {
+        ...hidden,
+        params: IdParams,
+        querystring: Type.Object(
+          { done: text(20), refunds_cursor: text(100) },
+          { additionalProperties: false },
+        ),
+      },
+    },
     async (request, reply) => {
       const session = sessionOf(request);
       merchantOnly(session);
       const payment = await services.payments.get(session.scope, request.params.id);
+      const cursor = request.query.refunds_cursor;
       const [events, refunds] = await Promise.all([
         services.events.forPayment(session.scope, payment.id),
-        services.refunds.list(session.scope, { limit: 100 }, payment.id),
+        services.refunds.list(session.scope, { limit: 100, cursor }, payment.id),
       ]);
       const deliveries = await services.webhooks.latestDeliveriesOfEvents(
         session.scope,
@@ -122,7 +133,7 @@ export function registerPaymentPages(app: App, deps: DashboardDeps, route: Signe
         page(
           session,
           { title: `Payment ${payment.id}`, section: '/payments/', notice: notice(request.query.done) },
-          paymentContent(session, payment, withDeliveries, refunds.data, newFormKey()),
+          paymentContent(session, payment, withDeliveries, refunds, newFormKey()),
         ),
       );
     },

@@ -2,7 +2,6 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app-types.js';
 import {
   type DashboardDeps,
-  DoneQuery,
   form,
   hidden,
   IdParams,
@@ -26,8 +25,8 @@ const DELIVERIES_PER_ENDPOINT = 10;
 export function registerWebhookPages(app: App, deps: DashboardDeps, route: SignedInOptions): void {
   const { services } = deps;
 
-  const webhooksPage = async (session: DashboardSession, shown?: Notice) => {
-    const endpoints = await services.webhooks.list(session.scope, { limit: 100 });
+  const webhooksPage = async (session: DashboardSession, shown?: Notice, cursor?: string) => {
+    const endpoints = await services.webhooks.list(session.scope, { limit: 100, cursor });
     const deliveries = await services.webhooks.latestDeliveriesOfEndpoints(
       session.scope,
       endpoints.data.map((endpoint) => endpoint.id),
@@ -40,7 +39,7 @@ export function registerWebhookPages(app: App, deps: DashboardDeps, route: Signe
     return page(
       session,
       { title: 'Webhooks', section: '/webhooks/', notice: shown },
-      webhooksContent(session, withDeliveries, newFormKey()),
+      webhooksContent(session, { ...endpoints, data: withDeliveries }, newFormKey()),
     );
   };
   // A form that makes a signing secret makes one per rendering (./form-once.ts): a double-click shows
@@ -49,11 +48,18 @@ export function registerWebhookPages(app: App, deps: DashboardDeps, route: Signe
 
   app.get(
     `${DASHBOARD}/webhooks/`,
-    { ...route, schema: { ...hidden, querystring: DoneQuery } },
+    {
+      ...route,
+      schema: {
+        ...hidden,
+        querystring: Type.Object({ done: text(20), cursor: text(100) }, { additionalProperties: false }),
+      },
+    },
     async (request, reply) => {
       const session = sessionOf(request);
       merchantOnly(session);
-      return sendPage(reply, await webhooksPage(session, notice(request.query.done)));
+      const { done, cursor } = request.query;
+      return sendPage(reply, await webhooksPage(session, notice(done), cursor));
     },
   );
 

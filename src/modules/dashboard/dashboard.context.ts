@@ -104,6 +104,8 @@ export const form = <T extends Record<string, TSchema>>(fields: T) =>
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 export const KeyParams = Type.Object({ key: Type.String({ maxLength: 100 }) });
 export const DoneQuery = Type.Object({ done: text(20) }, { additionalProperties: false });
+/** A page with one list cut at a page: the `next_cursor` of the part shown before. */
+export const CursorQuery = Type.Object({ cursor: text(100) }, { additionalProperties: false });
 /** Dashboard routes are not part of the API's OpenAPI document. */
 export const hidden = { hide: true };
 

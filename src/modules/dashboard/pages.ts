@@ -61,13 +61,22 @@ function table(headings: (string | [string, 'num'])[], rows: Html[], empty: stri
   return html`<div class="table-wrap" role="region" tabindex="0" aria-label="${label} table"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
-/** "Next page" keeps the filters and moves the cursor. */
-function pager(list: ListPage<unknown>, path: string, query: Record<string, string | undefined>): Html {
+/**
+ * "Next page" keeps the filters and moves the cursor. A page with two lists (a merchant's documents
+ * and VPAs) names each list's cursor, and the link says which list it moves.
+ */
+function pager(
+  list: ListPage<unknown>,
+  path: string,
+  query: Record<string, string | undefined>,
+  cursor = 'cursor',
+  label = 'Next page',
+): Html {
   if (!list.has_more || !list.next_cursor) return html``;
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value && key !== 'cursor') params.set(key, value);
-  params.set('cursor', list.next_cursor);
-  return html`<div class="pager"><a class="button secondary" href="${DASHBOARD}${path}?${params.toString()}">Next page</a></div>`;
+  for (const [key, value] of Object.entries(query)) if (value && key !== cursor) params.set(key, value);
+  params.set(cursor, list.next_cursor);
+  return html`<div class="pager"><a class="button secondary" href="${DASHBOARD}${path}?${params.toString()}">${label}</a></div>`;
 }
 
 function select(name: string, label: string, options: readonly string[], value: string | undefined): Html {
@@ -152,7 +161,7 @@ export function paymentContent(
   session: DashboardSession,
   payment: Payment,
   events: EventView[],
-  refunds: Refund[],
+  refunds: ListPage<Refund>,
   /** The Refund form's one-time key (./form-once.ts). */
   formKey: string,
 ): Html {
@@ -172,7 +181,7 @@ export function paymentContent(
   <form class="inline" method="post" action="${DASHBOARD}/events/${event.id}/resend/">${csrfField(session)}<button class="secondary">Resend</button></form>
 </li>`,
   );
-  const refundRows = refunds.map(
+  const refundRows = refunds.data.map(
     (refund) =>
       html`<tr><td><a class="mono" href="${DASHBOARD}/refunds/${refund.id}/">${refund.id}</a></td><td class="num">${money(refund.amount, refund.currency)}</td><td>${badge(refund.status)}</td><td>${refund.speed}</td><td>${when(refund.created_at)}</td></tr>`,
   );
@@ -198,6 +207,7 @@ export function paymentContent(
 </dl>
 <h2>Refunds</h2>
 ${table(['Refund', ['Amount', 'num'], 'Status', 'Speed', 'Created'], refundRows, 'No refunds.')}
+${pager(refunds, `/payments/${payment.id}/`, {}, 'refunds_cursor', 'More refunds')}
 ${
   refundable > 0
     ? html`<form class="actions" method="post" action="${DASHBOARD}/payments/${payment.id}/refunds/">
@@ -227,8 +237,8 @@ ${table(['Order', ['Amount', 'num'], 'Status', 'Receipt', 'Created'], rows, 'No 
 ${pager(list, '/orders/', { ...filters })}`;
 }
 
-export function orderContent(order: Order, payments: Payment[]): Html {
-  const rows = payments.map(
+export function orderContent(order: Order, payments: ListPage<Payment>): Html {
+  const rows = payments.data.map(
     (payment) =>
       html`<tr><td><a class="mono" href="${DASHBOARD}/payments/${payment.id}/">${payment.id}</a></td><td class="num">${money(payment.amount, payment.currency)}</td><td>${badge(payment.status)}</td><td>${when(payment.created_at)}</td></tr>`,
   );
@@ -242,7 +252,8 @@ export function orderContent(order: Order, payments: Payment[]): Html {
   ${field('Created', when(order.created_at))}
 </dl>
 <h2>Payments</h2>
-${table(['Payment', ['Amount', 'num'], 'Status', 'Created'], rows, 'No payments yet.')}`;
+${table(['Payment', ['Amount', 'num'], 'Status', 'Created'], rows, 'No payments yet.')}
+${pager(payments, `/orders/${order.id}/`, {}, 'cursor', 'More payments')}`;
 }
 
 export function refundsContent(list: ListPage<Refund>, filters: RefundFilters): Html {
@@ -275,11 +286,11 @@ export function refundContent(refund: Refund): Html {
 
 export function webhooksContent(
   session: DashboardSession,
-  endpoints: (Endpoint & { deliveries: Delivery[] })[],
+  endpoints: ListPage<Endpoint & { deliveries: Delivery[] }>,
   formKey: string,
 ): Html {
   const once = formKeyField(formKey);
-  const blocks = endpoints.map(
+  const blocks = endpoints.data.map(
     (endpoint) => html`<section class="card" data-endpoint="${endpoint.id}">
   <p><span class="mono">${endpoint.id}</span> ${badge(endpoint.enabled ? 'active' : 'disabled')} <span class="mono">${endpoint.url}</span></p>
   <p class="muted">Events: ${endpoint.enabled_events.join(', ')}</p>
@@ -306,7 +317,8 @@ export function webhooksContent(
   <label>Endpoint URL<input type="url" name="url" required maxlength="2048" placeholder="https://shop.example/kosh/webhooks"></label>
   <button>Add endpoint</button>
 </form>
-${endpoints.length ? blocks : html`<p class="muted">No webhook endpoints yet.</p>`}`;
+${endpoints.data.length ? blocks : html`<p class="muted">No webhook endpoints yet.</p>`}
+${pager(endpoints, '/webhooks/', {}, 'cursor', 'More endpoints')}`;
 }
 
 export function keysContent(session: DashboardSession, keys: ApiKey[], formKey: string): Html {
@@ -373,9 +385,11 @@ ${pager(list, '/', {})}`;
 
 export function merchantContent(
   merchant: Merchant,
-  documents: KycDocument[],
-  vpas: { id: string; address: string; status: string; created_at: number }[],
+  documents: ListPage<KycDocument>,
+  vpas: ListPage<{ id: string; address: string; status: string; created_at: number }>,
+  cursors: { documents_cursor?: string; vpas_cursor?: string },
 ): Html {
+  const here = `/merchants/${merchant.id}/`;
   const bank = merchant.bank_account;
   const address = Object.values(merchant.address).filter(Boolean).join(', ');
   const due = merchant.requirements.currently_due;
@@ -410,19 +424,21 @@ export function merchantContent(
 <h2>KYC documents</h2>
 ${table(
   ['Document', 'Type', 'Status', 'File', 'Uploaded'],
-  documents.map(
+  documents.data.map(
     (doc) =>
       html`<tr><td class="mono">${doc.id}</td><td>${doc.document_type}</td><td>${badge(doc.status)}</td><td><a href="${DASHBOARD}/merchants/${merchant.id}/documents/${doc.id}/file" download>${doc.file_name ?? 'Download'}</a></td><td>${when(doc.created_at)}</td></tr>`,
   ),
   'No documents uploaded yet.',
 )}
+${pager(documents, here, cursors, 'documents_cursor', 'More documents')}
 <h2>VPAs</h2>
 ${table(
   ['VPA', 'Address', 'Status', 'Created'],
-  vpas.map(
+  vpas.data.map(
     (vpa) =>
       html`<tr><td class="mono">${vpa.id}</td><td class="mono">${vpa.address}</td><td>${badge(vpa.status)}</td><td>${when(vpa.created_at)}</td></tr>`,
   ),
   'No VPAs yet.',
-)}`;
+)}
+${pager(vpas, here, cursors, 'vpas_cursor', 'More VPAs')}`;
 }
