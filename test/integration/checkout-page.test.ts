@@ -318,4 +318,17 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     expect(refused.body).toContain('too many attempts');
     expect(await paymentsOf(session.id)).toHaveLength(CHECKOUT_MAX_ATTEMPTS);
   });
+
+  it(`holds a session to ${CHECKOUT_MAX_ATTEMPTS} payments when its posts arrive at once`, async () => {
+    const session = await helpers.session(merchant, { customer: CUSTOMER });
+    const answers = await Promise.all(
+      Array.from({ length: CHECKOUT_MAX_ATTEMPTS + 10 }, () => post(session.id, { pay: 'bank:HDFC' })),
+    );
+    const codes = answers.map((answer) => answer.statusCode);
+    expect(codes.filter((code) => code === 303)).toHaveLength(CHECKOUT_MAX_ATTEMPTS);
+    expect(codes.filter((code) => code === 429)).toHaveLength(10);
+    for (const answer of answers.filter((reply) => reply.statusCode === 429))
+      expect(answer.body).toContain('too many attempts');
+    expect(await paymentsOf(session.id)).toHaveLength(CHECKOUT_MAX_ATTEMPTS);
+  });
 });

@@ -11,6 +11,7 @@ import {
   authenticationUrl,
   htmlFormStep,
   type PaymentsService,
+  tooManyCheckoutAttempts,
   UNANSWERED_FAILURES,
 } from '../payments/payments.service.js';
 import type { CheckoutSessionRow, PaymentChoice } from './checkout.model.js';
@@ -236,12 +237,8 @@ export function createCheckoutPageService(deps: {
         );
       }
       const { count } = await payments.checkoutAttempts(sessionId);
-      if (count >= CHECKOUT_MAX_ATTEMPTS) {
-        throw new KoshError(
-          'rate_limit_exceeded',
-          'This payment link has had too many attempts. Ask the merchant for a new one.',
-        );
-      }
+      // Counted here to start no work in vain; held by the database when posts arrive at once.
+      if (count >= CHECKOUT_MAX_ATTEMPTS) throw tooManyCheckoutAttempts();
       const created = await checkout.startPayment(sessionId, choice).catch((error: unknown) => {
         // The customer is told the link cannot take payments, not how the merchant's account is set up.
         if (error instanceof KoshError && error.code === 'connector_unavailable') {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { BoundConnector, ConnectorDirectory } from '../../connectors/directory.js';
-import type { Db } from '../../db/db.js';
+import { type Db, isCheckViolation } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
@@ -125,6 +125,13 @@ export interface CreatePaymentOptions {
   checkoutSessionId?: string;
 }
 
+/** A checkout link that has started its 20 payments starts no more (docs/checkout.md). */
+export const tooManyCheckoutAttempts = () =>
+  new KoshError(
+    'rate_limit_exceeded',
+    'This payment link has had too many attempts. Ask the merchant for a new one.',
+  );
+
 export function createPaymentsService(deps: {
   db: Db;
   repo: PaymentsRepo;
@@ -217,24 +224,30 @@ export function createPaymentsService(deps: {
         if (answer.outcome === 'started')
           payment.initiation = initiation.fromResult(answer, now, now, payment.upi?.expiresAt ?? null);
       }
-      const result = await orders.startPayment(
-        db,
-        {
-          accountId,
-          mode,
-          orderId: payment.orderId,
-          amount: payment.amount,
-          currency: payment.currency,
-          returnUrl: payment.returnUrl,
-          bankDetails: bankDetailsOf({
-            ...payment,
-            instrument_name: payment.instrumentName,
-            upi_flow: payment.upi?.flow ?? null,
-          }),
-          at: now,
-        },
-        repo.startInsert(payment),
-      );
+      const result = await orders
+        .startPayment(
+          db,
+          {
+            accountId,
+            mode,
+            orderId: payment.orderId,
+            amount: payment.amount,
+            currency: payment.currency,
+            returnUrl: payment.returnUrl,
+            bankDetails: bankDetailsOf({
+              ...payment,
+              instrument_name: payment.instrumentName,
+              upi_flow: payment.upi?.flow ?? null,
+            }),
+            at: now,
+          },
+          repo.startInsert(payment),
+        )
+        .catch((error: unknown) => {
+          // A checkout link's 20 payments are the database's rule (migrations/0023_checkout_attempts.sql).
+          if (isCheckViolation(error, 'payments_checkout_attempts')) throw tooManyCheckoutAttempts();
+          throw error;
+        });
       if (!result?.started && !result?.existed) {
         refuseOrder(input, result);
         // The order may take payments but was not moved: only a concurrent change explains that.
