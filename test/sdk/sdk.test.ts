@@ -139,6 +139,48 @@ describeEachDatabase('the Node SDK', (harness) => {
     expect(withReceipt.json().data.map((found: { id: string }) => found.id)).toEqual([order.id]);
   });
 
+  it('retries a POST whose answer was cut off while it was read, and names a cut-off answer a connection error', async () => {
+    let attempts = 0;
+    const sentKeys = new Set<string>();
+    /** Kosh answers in full; the client gets its headers and the start of its body, then the connection drops. */
+    const cuttingFetch =
+      (cutOff: number): typeof fetch =>
+      async (input, init) => {
+        attempts++;
+        sentKeys.add(new Headers(init?.headers).get('idempotency-key') ?? '');
+        const response = await fetch(input, init);
+        if (attempts > cutOff) return response;
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(bytes.slice(0, 20));
+            controller.error(new TypeError('terminated'));
+          },
+        });
+        return new Response(body, { status: response.status, headers: response.headers });
+      };
+    const receipt = `sdk-cut-${Date.now()}`;
+    const retried = new Kosh({ ...keys(merchant), baseUrl, fetch: cuttingFetch(1), maxBackoffMs: 50 });
+    const order = await retried.orders.create({ amount: 7100, currency: 'INR', receipt });
+    expect(attempts).toBe(2);
+    expect(sentKeys.size).toBe(1);
+    const withReceipt = await harness().request('GET', `/v1/orders/?receipt=${receipt}`, { auth: merchant });
+    expect(withReceipt.json().data.map((found: { id: string }) => found.id)).toEqual([order.id]);
+
+    attempts = 0;
+    const never = new Kosh({
+      ...keys(merchant),
+      baseUrl,
+      fetch: cuttingFetch(10),
+      maxRetries: 1,
+      maxBackoffMs: 10,
+    });
+    const error = await never.orders.retrieve(order.id).catch((caught) => caught);
+    expect(error).toBeInstanceOf(KoshConnectionError);
+    expect(error.message).toContain('terminated');
+    expect(attempts).toBe(2);
+  });
+
   it('gives up on an unreachable Kosh with a connection error, and answers API errors typed', async () => {
     const nowhere = new Kosh({
       ...keys(merchant),

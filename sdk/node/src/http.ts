@@ -35,7 +35,10 @@ export class KoshError extends Error {
   }
 }
 
-/** Kosh could not be reached (after the retries): the request may or may not have been applied. */
+/**
+ * Kosh could not be reached, or its answer was cut off or unreadable (after the retries): the
+ * request may or may not have been applied. Retry it with the same `idempotencyKey` to learn which.
+ */
 export class KoshConnectionError extends Error {
   constructor(
     message: string,
@@ -104,6 +107,7 @@ export class Transport {
     const maxRetries = this.options.maxRetries ?? 3;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
+      let text: string;
       try {
         response = await this.fetch(url, {
           method,
@@ -111,6 +115,11 @@ export class Transport {
           body,
           signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
         });
+        // The answer is read inside the same guard: a connection that drops (or times out) while
+        // the body arrives is a connection error like one that drops before the headers, because
+        // Kosh may have applied the request either way; the retry's key gets its outcome.
+        text = await response.text();
+        if (response.ok && parse(text) === undefined) throw new Error('the answer was not JSON');
       } catch (error) {
         if (attempt >= maxRetries) {
           throw new KoshConnectionError(
@@ -121,7 +130,6 @@ export class Transport {
         await sleep(this.backoff(attempt));
         continue;
       }
-      const text = await response.text();
       const json = parse(text);
       if (response.ok) return json as T;
       const error = new KoshError(
