@@ -16,6 +16,8 @@ export interface Job {
    */
   gather?: { size: number; pauseMs: number };
   run(signal: AbortSignal): Promise<number>;
+  /** For a job whose `run` starts work it does not wait for: waits for that work, at stop. */
+  stop?(): Promise<void>;
 }
 
 export interface JobRunner {
@@ -46,6 +48,7 @@ export function startJobs(jobs: Job[], log: Logger): JobRunner {
     async stop() {
       controller.abort();
       await Promise.all(loops);
+      await Promise.all(jobs.map((job) => job.stop?.()));
     },
   };
 }

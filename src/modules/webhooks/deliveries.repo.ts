@@ -33,6 +33,7 @@ export interface AttemptRow {
 export interface ClaimedDelivery {
   id: string;
   lease_token: string;
+  account_id: string;
   mode: Mode;
   attempt_count: number;
   event_id: string;
@@ -96,6 +97,8 @@ export function createDeliveriesRepo() {
       leaseToken: string,
       now: Date,
       leaseEnds: Date,
+      /** Accounts whose deliveries are not claimed now (they hold their share of the sender). */
+      skipAccounts: string[] = [],
     ): Promise<ClaimedDelivery[]> {
       return tx.query<ClaimedDelivery>(
         `WITH due AS (
@@ -103,18 +106,19 @@ export function createDeliveriesRepo() {
              JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.enabled
             WHERE d.status = 'pending' AND d.next_attempt_at <= $2
               AND (d.locked_until IS NULL OR d.locked_until <= $2)
+              AND d.account_id <> ALL($5::text[])
             ORDER BY d.next_attempt_at, d.event_id, d.endpoint_id LIMIT $1
             FOR UPDATE OF d SKIP LOCKED),
          claimed AS (
            UPDATE webhook_deliveries d SET locked_until = $3, lease_token = $4, updated_at = $2
              FROM due WHERE d.id = due.id
-           RETURNING d.id, d.lease_token, d.mode, d.attempt_count, d.event_id, d.endpoint_id, d.next_attempt_at)
-         SELECT c.id, c.lease_token, c.mode, c.attempt_count, c.event_id, ev.type AS event_type,
+           RETURNING d.id, d.lease_token, d.account_id, d.mode, d.attempt_count, d.event_id, d.endpoint_id, d.next_attempt_at)
+         SELECT c.id, c.lease_token, c.account_id, c.mode, c.attempt_count, c.event_id, ev.type AS event_type,
                 ev.created_at AS event_created_at, ev.payload, c.endpoint_id, ep.url, ep.secret,
                 ep.previous_secret, ep.previous_secret_expires_at
            FROM claimed c JOIN events ev ON ev.id = c.event_id JOIN webhook_endpoints ep ON ep.id = c.endpoint_id
           ORDER BY c.next_attempt_at, c.event_id, c.endpoint_id`,
-        [limit, now, leaseEnds, leaseToken],
+        [limit, now, leaseEnds, leaseToken, skipAccounts],
       );
     },
 
@@ -167,16 +171,25 @@ export function createDeliveriesRepo() {
       return rows.length > 0;
     },
 
-    /** A disabled or deleted endpoint gets nothing more: its pending deliveries fail (redeliverable). */
+    /**
+     * A disabled or deleted endpoint gets nothing more: its pending deliveries fail (redeliverable).
+     * Their leases go too: the outcome of a request in flight then finds no lease to record on, and
+     * cannot make a failed delivery pending again.
+     */
     async failPendingForEndpoint(tx: Queryable, endpointId: string, now: Date): Promise<void> {
       await tx.query(
-        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = $2
+        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL,
+                lease_token = NULL, updated_at = $2
           WHERE endpoint_id = $1 AND status = 'pending'`,
         [endpointId, now],
       );
     },
 
-    /** Schedules the event again for each endpoint: a fresh retry schedule, the same webhook-id. */
+    /**
+     * Schedules the event again for each endpoint: a fresh retry schedule (whatever the delivery's
+     * state), the same webhook-id. A request in flight loses its lease, so its outcome cannot
+     * overwrite the new schedule.
+     */
     async redeliver(
       tx: Queryable,
       event: { id: string; accountId: string; mode: Mode },
@@ -189,8 +202,8 @@ export function createDeliveriesRepo() {
          SELECT d.id, $3, $4, $5, d.endpoint_id, 'pending', $6, $6, $6
            FROM unnest($1::text[], $2::text[]) AS d(id, endpoint_id)
          ON CONFLICT (event_id, endpoint_id) DO UPDATE SET
-           status = 'pending', next_attempt_at = $6, updated_at = $6,
-           attempt_count = CASE WHEN webhook_deliveries.status = 'pending' THEN webhook_deliveries.attempt_count ELSE 0 END`,
+           status = 'pending', next_attempt_at = $6, updated_at = $6, attempt_count = 0,
+           locked_until = NULL, lease_token = NULL`,
         [endpointIds.map(() => newId()), endpointIds, event.accountId, event.mode, event.id, now],
       );
     },

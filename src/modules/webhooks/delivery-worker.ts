@@ -52,11 +52,14 @@ export function webhookBody(
 export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   const { db, deliveries, endpoints, ids, clock, log } = deps;
 
-  async function claim(limit = deps.batchSize): Promise<{ token: string; claimed: ClaimedDelivery[] }> {
+  async function claim(
+    limit = deps.batchSize,
+    skipAccounts: string[] = [],
+  ): Promise<{ token: string; claimed: ClaimedDelivery[] }> {
     const token = randomBytes(12).toString('hex');
     const now = clock.now();
     const claimed = await db.transaction((tx) =>
-      deliveries.claimDue(tx, limit, token, now, new Date(now.getTime() + deps.leaseMs)),
+      deliveries.claimDue(tx, limit, token, now, new Date(now.getTime() + deps.leaseMs), skipAccounts),
     );
     return { token, claimed };
   }
@@ -69,13 +72,27 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       delivery.previous_secret_expires_at > now;
     const body = webhookBody(delivery);
     const context = endpointSecretContext(delivery.endpoint_id);
-    const headers = signWebhook(delivery.event_id, now, body, {
-      current: deps.keyring.reveal(delivery.secret, context),
-      previous:
-        overlap && delivery.previous_secret
-          ? deps.keyring.reveal(delivery.previous_secret, context)
-          : undefined,
-    });
+    let headers: ReturnType<typeof signWebhook>;
+    try {
+      headers = signWebhook(delivery.event_id, now, body, {
+        current: deps.keyring.reveal(delivery.secret, context),
+        previous:
+          overlap && delivery.previous_secret
+            ? deps.keyring.reveal(delivery.previous_secret, context)
+            : undefined,
+      });
+    } catch (error) {
+      // Nothing was sent: an attempt that failed, on the usual schedule (not a lease left to run
+      // out, which would try again and again without a trace).
+      log.error({ err: error, endpoint_id: delivery.endpoint_id }, 'a webhook could not be signed');
+      return {
+        statusCode: undefined,
+        latencyMs: 0,
+        responseBody: undefined,
+        retryAfter: undefined,
+        error: 'not sent: its signing secret could not be read',
+      };
+    }
     return deps.send({
       url: delivery.url,
       mode: delivery.mode,
@@ -157,9 +174,60 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     await record(delivery, token, result, attemptedAt);
   }
 
+  // The job's sender: up to `batchSize` requests in flight, a slot taken again as soon as one ends
+  // (one slow receiver never holds back the others), and no account holding more than half of the
+  // slots (docs/webhooks.md, "Delivery").
+  const inFlight = new Map<string, Promise<void>>();
+  const perAccount = new Map<string, number>();
+  const accountShare = Math.max(1, Math.ceil(deps.batchSize / 2));
+
+  function start(delivery: ClaimedDelivery, token: string): void {
+    perAccount.set(delivery.account_id, (perAccount.get(delivery.account_id) ?? 0) + 1);
+    const running = deliver(delivery, token)
+      .catch((error: unknown) => {
+        // The lease is still set: the delivery will be retried after it runs out.
+        log.error({ err: error, delivery_id: delivery.id }, 'recording a webhook attempt failed');
+      })
+      .finally(() => {
+        inFlight.delete(delivery.id);
+        const left = (perAccount.get(delivery.account_id) ?? 1) - 1;
+        if (left > 0) perAccount.set(delivery.account_id, left);
+        else perAccount.delete(delivery.account_id);
+      });
+    inFlight.set(delivery.id, running);
+  }
+
   return {
     claim,
     deliver,
+    /**
+     * One step of the job: claims due deliveries into the free slots and starts them without waiting
+     * for them; with no slot free, waits for one (or for `signal`). Returns how many it started, or 1
+     * after waiting for a slot, so that the job comes back at once.
+     */
+    async pump(signal: AbortSignal): Promise<number> {
+      if (signal.aborted) return 0;
+      const free = deps.batchSize - inFlight.size;
+      if (free <= 0) {
+        await Promise.race([...inFlight.values(), aborted(signal)]);
+        return 1;
+      }
+      const full = [...perAccount].filter(([, count]) => count >= accountShare).map(([account]) => account);
+      const { token, claimed } = await claim(free, full);
+      const extra: string[] = [];
+      for (const delivery of claimed) {
+        if (signal.aborted || (perAccount.get(delivery.account_id) ?? 0) >= accountShare)
+          extra.push(delivery.id);
+        else start(delivery, token);
+      }
+      // Claimed past an account's share (or as the job stops): given back untouched, at once.
+      if (extra.length > 0) await deliveries.release(db, extra, token);
+      return claimed.length - extra.length;
+    },
+    /** Waits for the requests `pump` started (the job's stop). */
+    async drain(): Promise<void> {
+      await Promise.allSettled([...inFlight.values()]);
+    },
     /** One batch: claim, send them all concurrently, record each. Returns how many were claimed. */
     async runOnce(signal?: AbortSignal): Promise<number> {
       const { token, claimed } = await claim();
@@ -181,6 +249,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       return claimed.length;
     },
   };
+}
+
+/** One promise per signal, settled when it aborts (not a listener per wait). */
+const abortions = new WeakMap<AbortSignal, Promise<void>>();
+function aborted(signal: AbortSignal): Promise<void> {
+  let promise = abortions.get(signal);
+  if (!promise) {
+    promise = new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    abortions.set(signal, promise);
+  }
+  return promise;
 }
 
 export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;

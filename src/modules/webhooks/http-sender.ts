@@ -70,11 +70,13 @@ export function createHttpSender(
           'user-agent': 'Kosh-Webhooks/1',
         },
       });
-      // One deadline for connecting, sending and reading the answer.
-      const timer = setTimeout(
-        () => outgoing.destroy(new Error(`timed out after ${request.timeoutMs} ms`)),
-        request.timeoutMs,
-      );
+      // One deadline for connecting, sending and the answer's status. A status that came in time
+      // is the answer, however slowly its body follows: the body is read only for the attempt log.
+      let answer: { response: http.IncomingMessage; chunks: Buffer[] } | undefined;
+      const timer = setTimeout(() => {
+        if (answer) answered();
+        outgoing.destroy(new Error(`timed out after ${request.timeoutMs} ms`));
+      }, request.timeoutMs);
       let settled = false;
       const finish = (result: SendResult) => {
         if (settled) return;
@@ -82,7 +84,25 @@ export function createHttpSender(
         clearTimeout(timer);
         resolve(result);
       };
+      const answered = () => {
+        if (!answer) return;
+        const { response, chunks } = answer;
+        const retryAfter = response.headers['retry-after'];
+        finish({
+          statusCode: response.statusCode,
+          latencyMs: elapsed(),
+          responseBody: logText(Buffer.concat(chunks)),
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+          error: undefined,
+        });
+        response.destroy();
+      };
       outgoing.on('error', (error) => {
+        // A connection that breaks after the status came has answered with that status.
+        if (answer) {
+          answered();
+          return;
+        }
         finish({
           statusCode: undefined,
           latencyMs: elapsed(),
@@ -92,28 +112,27 @@ export function createHttpSender(
         });
       });
       outgoing.on('response', (response) => {
-        const chunks: Buffer[] = [];
+        answer = { response, chunks: [] };
+        const { chunks } = answer;
         let size = 0;
-        const done = () => {
-          const retryAfter = response.headers['retry-after'];
-          finish({
-            statusCode: response.statusCode,
-            latencyMs: elapsed(),
-            responseBody: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8'),
-            retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-            error: undefined,
-          });
-          response.destroy();
-        };
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
           size += chunk.length;
-          if (size >= RESPONSE_BODY_LIMIT) done();
+          if (size >= RESPONSE_BODY_LIMIT) answered();
         });
-        response.on('end', done);
-        response.on('error', done);
+        response.on('end', answered);
+        response.on('error', answered);
       });
       outgoing.end(request.body);
     });
   };
+}
+
+/**
+ * The answer's first 2 KiB as text the database can store: invalid UTF-8 becomes U+FFFD, and NUL,
+ * which PostgreSQL's text refuses, is dropped (a receiver's answer must never fail the record of
+ * its attempt).
+ */
+function logText(body: Buffer): string {
+  return body.subarray(0, RESPONSE_BODY_LIMIT).toString('utf8').replaceAll('\u0000', '');
 }

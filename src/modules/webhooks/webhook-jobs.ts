@@ -24,6 +24,11 @@ export function webhookJobs(
       gather: { size: FAN_OUT_BATCH, pauseMs: Math.min(FAN_OUT_GATHER_MS, idleIntervalMs) },
       run: () => webhooks.fanOut(FAN_OUT_BATCH),
     },
-    { name: 'webhook-delivery', idleIntervalMs, run: (signal) => worker.runOnce(signal) },
+    {
+      name: 'webhook-delivery',
+      idleIntervalMs,
+      run: (signal) => worker.pump(signal),
+      stop: () => worker.drain(),
+    },
   ];
 }
