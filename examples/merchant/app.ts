@@ -30,7 +30,7 @@ function escapeHtml(value: unknown): string {
 
 function page(title: string, body: string): string {
   return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem}
 fieldset{margin:1rem 0}label{display:block;margin:.3rem 0}</style></head>
 <body><h1>${escapeHtml(title)}</h1>
@@ -217,7 +217,17 @@ ${customer}
     // The return only says which payment to look at; its status comes from Kosh itself.
     const payment = await kosh.payments.retrieve(form.payment_id);
     const order = await kosh.orders.retrieve(payment.order_id);
-    const title = payment.status === 'captured' ? 'Thank you for your order' : 'Payment not completed';
+    // Pending is not failed: the bank may still confirm it (then order.paid ships the order), so
+    // the customer is told to wait, not invited to pay a second time.
+    const [title, next] =
+      payment.status === 'captured'
+        ? ['Thank you for your order', '<a href="/">Shop again</a>']
+        : payment.status === 'failed'
+          ? ['Payment not completed', '<p>No order was placed. <a href="/">Try again</a></p>']
+          : [
+              'Your bank is confirming your payment',
+              '<p id="pending">We will ship your order as soon as your bank confirms the payment. Please do not pay again.</p>',
+            ];
     send(
       response,
       200,
@@ -230,7 +240,7 @@ ${customer}
 <dt>Order</dt><dd id="order-id">${escapeHtml(order.id)}</dd>
 <dt>Order status</dt><dd id="order-status">${escapeHtml(order.status)}</dd>
 <dt>Signature</dt><dd id="signature">verified</dd>
-</dl><a href="/">Shop again</a>`,
+</dl>${next}`,
       ),
     );
   }
@@ -242,7 +252,16 @@ ${customer}
    */
   async function webhook(request: http.IncomingMessage, response: http.ServerResponse) {
     const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+    let size = 0;
+    for await (const chunk of request) {
+      size += (chunk as Buffer).length;
+      // Kosh's events are a few kilobytes: anything far larger is not from Kosh.
+      if (size > 1_000_000) {
+        response.writeHead(413).end();
+        return;
+      }
+      chunks.push(chunk as Buffer);
+    }
     let event: { id: string; type: string; data: Record<string, unknown> };
     try {
       if (!webhookSecret) throw new Error('no webhook secret yet');
@@ -298,17 +317,29 @@ ${customer}
   );
   const address = server.address() as AddressInfo;
   publicUrl ||= `http://${options.host ?? '127.0.0.1'}:${address.port}`;
-  if (options.registerWebhook ?? true) {
-    const endpoint = await kosh.webhookEndpoints.create({
-      url: `${publicUrl}/webhooks/kosh`,
-      enabled_events: ['order.paid'],
-      description: 'Kosh example shop',
-    });
-    webhookSecret = endpoint.secret;
-  }
+  if (options.registerWebhook ?? true)
+    webhookSecret = await registerWebhook(kosh, `${publicUrl}/webhooks/kosh`);
   return {
     url: publicUrl,
     close: () =>
       new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
   };
+}
+
+/**
+ * The shop's webhook endpoint, registered once: a restart finds the endpoint it registered before
+ * and rotates its secret (the previous one keeps verifying for 24 hours, so nothing in flight is
+ * lost) instead of adding another endpoint whose deliveries would fail for days.
+ */
+async function registerWebhook(kosh: Kosh, url: string): Promise<string> {
+  for await (const endpoint of kosh.webhookEndpoints.list()) {
+    if (endpoint.url === url && endpoint.enabled)
+      return (await kosh.webhookEndpoints.rotateSecret(endpoint.id)).secret as string;
+  }
+  const created = await kosh.webhookEndpoints.create({
+    url,
+    enabled_events: ['order.paid'],
+    description: 'Kosh example shop',
+  });
+  return created.secret as string;
 }

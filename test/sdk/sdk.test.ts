@@ -1,8 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { startMerchant } from '../../examples/merchant/app.js';
 import { Kosh, KoshConnectionError, KoshError, type Payment } from '../../sdk/node/src/index.js';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 import { returnFields } from '../helpers/payments.js';
+import { freePort } from '../helpers/process.js';
 import { drain } from '../helpers/webhook-events.js';
 import { TestReceiver } from '../helpers/webhook-receiver.js';
 
@@ -179,6 +181,46 @@ describeEachDatabase('the Node SDK', (harness) => {
     expect(error).toBeInstanceOf(KoshConnectionError);
     expect(error.message).toContain('terminated');
     expect(attempts).toBe(2);
+  });
+
+  it('the example shop keeps one webhook endpoint across restarts, and tells a customer whose payment is pending to wait', async () => {
+    const shopKeeper = await harness().merchant('Restarted Shop');
+    const port = await freePort();
+    const start = () =>
+      startMerchant({ ...keys(shopKeeper), baseUrl, port, publicUrl: `http://127.0.0.1:${port}` });
+    await (await start()).close();
+    const shop = await start();
+    try {
+      const client = new Kosh({ ...keys(shopKeeper), baseUrl });
+      const endpoints = [];
+      for await (const endpoint of client.webhookEndpoints.list()) endpoints.push(endpoint);
+      expect(endpoints).toHaveLength(1);
+      // The restart rotated the first start's secret: it keeps verifying for a day.
+      expect(endpoints[0]?.previous_secret_expires_at).toBeGreaterThan(Date.now() / 1000);
+
+      const order = await client.orders.create({ amount: 5000, currency: 'INR' });
+      const started = await client.payments.createS2S({
+        ...customer,
+        order_id: order.id,
+        method: 'netbanking',
+        bank: 'HDFC',
+        return_url: `${shop.url}/return`,
+      });
+      const fields = await pay(started.payment_id, 'pending_success');
+      const back = await fetch(`${shop.url}/return`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+      });
+      const text = await back.text();
+      expect(text).toContain('id="payment-status">pending<');
+      expect(text).toContain('Your bank is confirming your payment');
+      expect(text).toContain('Please do not pay again');
+      expect(text).not.toContain('Payment not completed');
+      expect(text).toContain('name="viewport"');
+    } finally {
+      await shop.close();
+    }
   });
 
   it('gives up on an unreachable Kosh with a connection error, and answers API errors typed', async () => {

@@ -19,6 +19,7 @@ export type CreatePaymentResponse = Schemas['CreatePaymentResponse'];
 export type CreateRefundRequest = Schemas['CreateRefundRequest'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type CreateWebhookEndpointRequest = Schemas['CreateWebhookEndpointRequest'];
+export type Delivery = Schemas['Delivery'];
 export type CheckoutSession = Schemas['CheckoutSession'];
 export type CreateCheckoutSessionRequest =
   operations['createCheckoutSession']['requestBody']['content']['application/json'];
@@ -161,6 +162,13 @@ export class Kosh {
     retrieve: async (eventId: string): Promise<Event> =>
       (await this.get<Wrapped<Event>>(`/v1/events/${id(eventId)}/`)).data,
     list: (query: Queryable = {}): List<Event> => this.list<Event>('/v1/events/', query),
+    /**
+     * Sends the event again now, with a fresh retry schedule and the same `webhook-id`: to one
+     * endpoint (`{ endpoint_id }`), or to every enabled endpoint that takes its type. Answers the
+     * event's deliveries (the newest 100).
+     */
+    redeliver: async (eventId: string, body: { endpoint_id?: string } = {}, options?: CallOptions) =>
+      (await this.post<Page<Delivery>>(`/v1/events/${id(eventId)}/redeliver/`, body, options)).data,
   };
 
   readonly webhookEndpoints = {
@@ -171,6 +179,18 @@ export class Kosh {
       (await this.get<Wrapped<WebhookEndpoint>>(`/v1/webhooks/${id(endpointId)}/`)).data,
     list: (query: Queryable = {}): List<WebhookEndpoint> =>
       this.list<WebhookEndpoint>('/v1/webhooks/', query),
+    /**
+     * A new signing secret, shown only here; the previous one keeps verifying for 24 hours, so a
+     * receiver can switch without losing a webhook.
+     */
+    rotateSecret: async (endpointId: string, options?: CallOptions): Promise<WebhookEndpoint> =>
+      (
+        await this.post<Wrapped<WebhookEndpoint>>(
+          `/v1/webhooks/${id(endpointId)}/rotate-secret/`,
+          {},
+          options,
+        )
+      ).data,
   };
 
   readonly webhooks = {
