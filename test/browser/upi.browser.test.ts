@@ -101,6 +101,21 @@ for (const kind of DATABASE_KINDS.filter((candidate) => candidate === RENDERED_O
         await shown(1280);
         await auditPage(page, 'upi-page', shown);
         await page.setViewportSize({ width: 1280, height: 900 });
+        // A phone held sideways (a touch screen wider than 640 px): the app button, beside the QR.
+        const sideways = await context.browser()?.newContext({
+          viewport: { width: 915, height: 412 },
+          hasTouch: true,
+          isMobile: true,
+        });
+        try {
+          const phone = await (sideways as typeof context).newPage();
+          await phone.goto(page.url());
+          await expect(phone.locator('#open-app').isVisible()).resolves.toBe(true);
+          await expect(phone.locator('.qr img').isVisible()).resolves.toBe(true);
+          await expect(phone.locator('time').textContent()).resolves.toMatch(/^\d\d:\d\d IST$/);
+        } finally {
+          await sideways?.close();
+        }
 
         await payInApp(simulator, true);
         await returned(page, paymentId);

@@ -26,6 +26,15 @@ describeEachDatabase('POST /v1/payments/create/s2s/', (harness) => {
     expect(html).toContain('<input type="hidden" name="bankCode" value="ICIC">');
     expect(html).toMatch(/<noscript><button type="submit">[^<]+<\/button><\/noscript>/);
     expect(html).toMatch(/<script>setTimeout\(function \(\) \{ [^}]*\.submit\(\); \}, 1000\);<\/script>/);
+    // Under a merchant's CSP that refuses inline scripts, neither the script nor <noscript> runs: a
+    // plain link to the same address is there, and it opens the bank page.
+    const link = /<a id="kosh-continue" href="([^"]+)">/.exec(html)?.[1]?.replaceAll('&amp;', '&');
+    expect(link).toBe(
+      `http://localhost:3000/v1/payments/${paymentId}/authentication/?paymentMode=NET_BANKING&bankCode=ICIC`,
+    );
+    const bankPage = await harness().request('GET', (link as string).replace('http://localhost:3000', ''));
+    expect(bankPage.statusCode, bankPage.body).toBe(200);
+    expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
 
     const order = (await harness().request('GET', `/v1/orders/${orderId}/`, { auth: merchant })).json().data;
     expect(order).toMatchObject({

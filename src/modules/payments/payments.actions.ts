@@ -36,7 +36,9 @@ export function htmlFormStep(
 /**
  * The `next[0]` of seed §2.2 and §4.4. The html_form document is rendered by the merchant on its own
  * site, so it carries no nonce: a plain inline script submits the form by GET after 1000 ms, and a
- * button inside <noscript> is the fallback.
+ * button inside <noscript> is the fallback. A merchant page whose Content-Security-Policy refuses
+ * inline scripts runs neither (scripting is on), so a plain link to the same address follows: the
+ * customer is never left on "Taking you to your bank…" with nothing to press.
  */
 export function buildAction(
   action: 'html_form' | 'redirect',
@@ -50,6 +52,7 @@ export function buildAction(
 <html lang="en">
 <head>
   <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Redirecting to your ${where}…</title>
 </head>
 <body>
@@ -58,6 +61,7 @@ export function buildAction(
     ${hiddenInputs(fields)}
     <noscript><button type="submit">Continue</button></noscript>
   </form>
+  <p><a id="kosh-continue" href="${escapeHtml(`${url}?${new URLSearchParams(fields).toString()}`)}">Not moving? Continue to your ${where}</a></p>
   <script>setTimeout(function () { document.getElementById('kosh-authentication').submit(); }, 1000);</script>
 </body>
 </html>

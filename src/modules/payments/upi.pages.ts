@@ -12,7 +12,11 @@ import {
 
 type UpiView = Extract<AuthenticationView, { kind: 'upi' | 'simulator' | 'simulated' | 'outcome' }>;
 
-/** The QR on a wide screen, the app button on a phone: CSS alone decides, so it works without script. */
+/**
+ * The QR on a wide screen, the app button on a phone: CSS alone decides, so it works without script.
+ * A touch screen gets the app button whatever its width (a phone held sideways, a tablet), beside
+ * the QR when there is room for both.
+ */
 const UPI_STYLE = `.payee{color:#556;margin:-.5rem 0 1rem}
 .sandbox{background:#fff6db;border:1px solid #e9d8a6;border-radius:.3rem;padding:.5rem .75rem;color:#4d3d00;font-size:.85rem}
 .state{font-weight:600;display:flex;align-items:center;gap:.5rem}
@@ -24,6 +28,7 @@ background:#17703d;color:#fff;font-weight:600;text-decoration:none;font-size:1.0
 .timer{display:flex;justify-content:space-between;align-items:baseline;border-top:1px solid #e4e7ee;padding-top:.75rem}
 .timer strong{font-size:1.2rem;font-variant-numeric:tabular-nums}
 .expire{background:#e8ecf5;color:#1d2330}
+@media (pointer:coarse){.app{display:block}}
 @media (max-width:40rem){.qr{display:none}.app{display:block}}`;
 
 /** The sandbox UPI app: Pay stands out, and on a phone each choice keeps its explanation close. */
@@ -115,7 +120,7 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
   <p id="state" class="state" role="status" aria-live="polite">${waiting}</p>
   ${pay}
   ${simulator}
-  <p class="timer"><span>Time left (until <time datetime="${expiresAt.toISOString()}">${expiresAt.toISOString().slice(11, 16)} UTC</time>)</span>
+  <p class="timer"><span>Time left (until <time datetime="${expiresAt.toISOString()}">${indianTime(expiresAt)} IST</time>)</span>
     <strong id="remaining" data-end="${expiresAt.getTime()}">${remaining(expiresAt, now)}</strong></p>
   <p class="note">Keep this page open: it moves on by itself once your bank answers. Payment ${escapeHtml(payment.id)}.</p>
   ${view.checkoutUrl ? `<p><a href="${escapeHtml(view.checkoutUrl)}">Pay another way</a></p>` : ''}
@@ -198,4 +203,9 @@ export function renderUpiPage(view: UpiView, nonce: string, selfUrl: string, now
   <p class="note">You can close this page; ${escapeHtml(view.merchantName)} is told of the outcome.</p>
 </main>`;
   return { status: 200, html: bankDocument({ title, nonce, body }), formTargets: [] };
+}
+
+/** India Standard Time (UTC+5:30, no daylight saving): the clock of the customers of a UPI payment. */
+function indianTime(at: Date): string {
+  return new Date(at.getTime() + 330 * 60_000).toISOString().slice(11, 16);
 }
