@@ -331,4 +331,35 @@ describeEachDatabase('the hosted checkout page', (harness) => {
       expect(answer.body).toContain('too many attempts');
     expect(await paymentsOf(session.id)).toHaveLength(CHECKOUT_MAX_ATTEMPTS);
   });
+
+  it('tells the customer of a second payment that took money after the order was paid, and when it is back', async () => {
+    const session = await helpers.session(merchant, { customer: CUSTOMER });
+    // Two tabs: a bank payment left at the bank, then a wallet payment that pays the order.
+    expect((await post(session.id, { pay: 'bank:HDFC' })).statusCode).toBe(303);
+    expect((await post(session.id, { pay: 'wallet:payzapp' })).statusCode).toBe(303);
+    const [first, second] = await paymentsOf(session.id);
+    const firstToken = await openPage(harness(), first!.id);
+    await choose(harness(), second!.id, await openPage(harness(), second!.id), 'success');
+    expect((await page(session.id)).body).not.toContain('id="owed-back"');
+    // The first tab's bank says yes after all: the money is taken, and owed back.
+    await choose(harness(), first!.id, firstToken, 'success');
+    const told = await page(session.id);
+    expect(told.body).toContain('<h2 class="done">This order is paid</h2>');
+    expect(told.body).toContain(`(payment ${second!.id})`);
+    expect(told.body).toContain('id="owed-back"');
+    expect(told.body).toContain(`₹50.00 (payment ${first!.id}): being refunded to the account it came from.`);
+
+    const { jobs } = harness().container;
+    for (let i = 0; i < 3; i++) {
+      harness().clock.advance(60_000);
+      await jobs.paymentSync.run(new AbortController().signal);
+      await jobs.refundSync.run(new AbortController().signal);
+    }
+    const owed = (await harness().request('GET', `/v1/payments/${first!.id}/`, { auth: merchant })).json()
+      .data;
+    expect(owed).toMatchObject({ status: 'failed', error_code: 'order_already_paid', amount_refunded: 5000 });
+    expect((await page(session.id)).body).toContain(
+      `₹50.00 (payment ${first!.id}): refunded to the account it came from.`,
+    );
+  });
 });

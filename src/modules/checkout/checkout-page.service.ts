@@ -60,6 +60,8 @@ export type CheckoutPageView =
       paymentId: string;
       returnPage: string;
       test: boolean;
+      /** Other payments of the link that took money after the order was paid: refunded, or being. */
+      owedBack: { id: string; amount: number; currency: string; refunded: boolean }[];
     }
   | { kind: 'expired'; merchantName: string; amount: number; currency: string }
   /** The merchant cannot take payments now (suspended, or a live merchant no longer activated). */
@@ -164,6 +166,7 @@ export function createCheckoutPageService(deps: {
           paymentId: session.payment_id,
           returnPage: authenticationUrl(publicUrl, session.payment_id),
           test: session.mode === 'test',
+          owedBack: await payments.checkoutOwedBack(session.id),
         };
       }
       if (session.status !== 'open') return { kind: 'expired', merchantName: account.name, ...order };

@@ -223,7 +223,7 @@ export function renderCheckoutPage(
       'Order paid',
       options.status ?? 200,
       `<h2 class="done">This order is paid</h2>
-<div class="info" role="status"><p>${name} has received ${escapeHtml(amount)} (payment ${escapeHtml(view.paymentId)}). There is nothing more to pay through this link.</p></div>
+<div class="info" role="status"><p>${name} has received ${escapeHtml(amount)} (payment ${escapeHtml(view.paymentId)}). There is nothing more to pay through this link.</p></div>${owedBackNote(view.owedBack)}
 <a class="pay" id="return" href="${escapeHtml(view.returnPage)}">Return to ${name}</a>`,
       view.test,
     );
@@ -302,4 +302,21 @@ export function renderCheckoutError(status: number, message: string, nonce: stri
   const title = status === 404 ? 'Payment link not found' : 'Payment page unavailable';
   const body = `<main><h1>${title}</h1><p>${escapeHtml(message)}</p></main>`;
   return { status, html: checkoutDocument(title, nonce, body), formTargets: [] };
+}
+
+/**
+ * Money a second payment took after the order was paid (two tabs, an old UPI request approved
+ * late): the customer is told it was not kept, so that nobody pays a third time or disputes it.
+ */
+function owedBackNote(owed: { id: string; amount: number; currency: string; refunded: boolean }[]): string {
+  if (owed.length === 0) return '';
+  const items = owed.map(
+    (payment) =>
+      `<li>${escapeHtml(amountText(payment.amount, payment.currency))} (payment ${escapeHtml(payment.id)}): ${
+        payment.refunded
+          ? 'refunded to the account it came from.'
+          : 'being refunded to the account it came from.'
+      }</li>`,
+  );
+  return `\n<div class="info" id="owed-back"><p>${owed.length === 1 ? 'Another payment' : 'Other payments'} you made for this order ${owed.length === 1 ? 'was' : 'were'} not needed:</p><ul>${items.join('')}</ul></div>`;
 }

@@ -45,6 +45,22 @@ export function paymentListQueries() {
       return { count: Number(row?.attempts ?? 0), latest: row };
     },
 
+    /**
+     * A checkout session's payments that took money Kosh could not keep (authorised after another
+     * payment paid the order): each is refunded, or being refunded (payments_checkout_session_idx).
+     */
+    async checkoutOwedBack(
+      db: Queryable,
+      sessionId: string,
+    ): Promise<{ id: string; amount: string; currency: string; amount_refunded: string }[]> {
+      return db.query(
+        `SELECT id, amount, currency, amount_refunded FROM payments
+          WHERE checkout_session_id = $1 AND status = 'failed' AND authorised_at IS NOT NULL
+          ORDER BY created_at, id`,
+        [sessionId],
+      );
+    },
+
     /** How many payments the account captured with each bank since `since` (payments_captured_idx). */
     async capturedByBank(
       db: Queryable,

@@ -352,6 +352,22 @@ export function createPaymentsService(deps: {
     },
 
     /**
+     * A session's payments whose money is owed back (authorised after the order was paid): what the
+     * customer's page says was taken twice, and whether it is back yet.
+     */
+    async checkoutOwedBack(
+      sessionId: string,
+    ): Promise<{ id: string; amount: number; currency: string; refunded: boolean }[]> {
+      const rows = await repo.checkoutOwedBack(db, sessionId);
+      return rows.map((row) => ({
+        id: row.id,
+        amount: Number(row.amount),
+        currency: row.currency,
+        refunded: Number(row.amount_refunded) >= Number(row.amount),
+      }));
+    },
+
+    /**
      * The account's banks by how many payments its customers paid with each in the last 90 days.
      * An order that changes over weeks: each process keeps it for five minutes.
      */
