@@ -99,3 +99,20 @@ export interface ProviderFacts {
   payerVpa?: string | null;
   data?: Record<string, unknown>;
 }
+
+/** How `PaymentStates.move` changes a payment (./payments.states.ts). */
+export interface MoveOptions {
+  errorCode?: string;
+  errorReason?: string;
+  /** The authentication page's single-use token: the move happens only if it matches, and uses it up. */
+  tokenHash?: Buffer;
+  providerData?: Record<string, unknown>;
+  nextSyncAt?: Date | null;
+  /**
+   * A provider's answer recorded by the move itself, with when to ask next computed for the state
+   * it moves to (`apply`: one update instead of a move and a note).
+   */
+  facts?: { facts: ProviderFacts; asked: boolean; attempts: number };
+  /** A move that does not pay the order reads the order under its row lock (for a capture to follow). */
+  lockOrder?: boolean;
+}

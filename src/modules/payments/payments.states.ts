@@ -4,7 +4,6 @@ import { isUniqueViolation } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import { KoshError } from '../../domain/errors.js';
 import type { EventsService } from '../events/events.service.js';
-import { orderTransition } from '../orders/order.transitions.js';
 import type { OrderRow } from '../orders/orders.model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import { toOrder } from '../orders/orders.service.js';
@@ -16,26 +15,13 @@ import {
   ORDER_PAID_ELSEWHERE,
   triggerFor,
 } from './payment-answers.js';
-import { bankDetailsOf, toPayment } from './payments.model.js';
+import { toPayment } from './payments.model.js';
 import type { PaymentsRepo } from './payments.repo.js';
-import type { PaymentRow, ProviderFacts, StatusChange } from './payments.row.js';
+import type { MoveOptions, PaymentRow, ProviderFacts, StatusChange } from './payments.row.js';
+import { createSettleChoice, payOrderBy } from './payments.settle-choice.js';
 import { nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
 
-export interface MoveOptions {
-  errorCode?: string;
-  errorReason?: string;
-  /** The authentication page's single-use token: the move happens only if it matches, and uses it up. */
-  tokenHash?: Buffer;
-  providerData?: Record<string, unknown>;
-  nextSyncAt?: Date | null;
-  /**
-   * A provider's answer recorded by the move itself, with when to ask next computed for the state
-   * it moves to (`apply`: one update instead of a move and a note).
-   */
-  facts?: { facts: ProviderFacts; asked: boolean; attempts: number };
-  /** A move that does not pay the order reads the order under its row lock (for a capture to follow). */
-  lockOrder?: boolean;
-}
+export type { MoveOptions } from './payments.row.js';
 
 export interface ApplyOptions {
   /** The answer came from asking the provider (`status`), which counts towards the backoff. */
@@ -48,9 +34,6 @@ export interface ApplyOptions {
    */
   locked?: { payment: PaymentRow; order: OrderRow | undefined };
 }
-
-/** `settleChoice` found something not as expected: its transaction rolls back. */
-class NotSettledHere extends Error {}
 
 /**
  * Every payment state change goes through `move`: the transition table decides the target, one
@@ -113,22 +96,12 @@ export function createPaymentStates(deps: {
     return (await moveRecording(tx, payment, trigger, options)).row;
   }
 
-  /** The order moved to paid by `payment` (compare-and-set on `order.status`); undefined if it did not move. */
-  async function payOrder(
+  const payOrder = (
     tx: Queryable,
     order: Pick<OrderRow, 'id' | 'account_id' | 'mode' | 'status'>,
     payment: PaymentRow,
     amountPaid: number,
-  ): Promise<OrderRow | undefined> {
-    const to = orderTransition(order.status, 'paid');
-    if (!to) return undefined;
-    return orders.changeStatus(tx, order, {
-      to,
-      amountPaid,
-      returnUrl: payment.return_url,
-      bankDetails: bankDetailsOf(payment),
-    });
-  }
+  ) => payOrderBy(orders, tx, order, payment, amountPaid);
 
   /** The order paid by `payment` (a failure rolls the capture back). */
   async function markPaid(tx: Queryable, order: OrderRow, payment: PaymentRow): Promise<OrderRow> {
@@ -215,13 +188,10 @@ export function createPaymentStates(deps: {
       ]),
     );
     if (!updated) return { row: undefined, factsRecorded: false };
-    if (order) order = await markPaid(tx, order, updated);
-    await recordEvents(
-      tx,
-      updated,
-      transition.capturesOrder ? [transition.event, 'order.paid'] : [transition.event],
-      order ?? current,
-    );
+    if (order) {
+      order = await markPaid(tx, order, updated);
+      await recordEvents(tx, updated, [transition.event, 'order.paid'], order);
+    } else await recordEvents(tx, updated, [transition.event], current);
     return { row: updated, factsRecorded: options.facts !== undefined, order: order ?? current };
   }
 
@@ -288,96 +258,7 @@ export function createPaymentStates(deps: {
     return noted ?? current;
   }
 
-  /**
-   * A sandbox choice whose answer settles the payment (captured or failed) when nothing stands in
-   * the way, in one transaction of two round trips. Its two moves (created → pending with the
-   * choice, pending → final with the answer) are written as one compare-and-set UPDATE from
-   * `created`: inside one transaction the `pending` version would be seen by nobody. In the same
-   * round trip the order is read (under its row lock for a capture, after the payment's, as in
-   * every capture) and, for a capture, moved attempted → paid by its own compare-and-set; the events
-   * of both moves (`payment.pending` with the payment as the choice left it) go with the COMMIT.
-   * Undefined, with nothing changed, when anything is not as expected (a used or replaced token,
-   * a payment or order that moved, an order paid by another payment, an answer that does not
-   * settle): the caller then takes the general path, which decides each of those cases.
-   * `unchangedSince`: `payment` is a copy read earlier (the authentication page's), good only if
-   * the payment was not written since its `updated_at`; the update checks that too.
-   */
-  async function settleChoice(
-    payment: PaymentRow,
-    choice: MoveOptions,
-    answer: StatusResult,
-    unchangedSince?: Date,
-  ): Promise<PaymentRow | undefined> {
-    const at = clock.now();
-    const acting = paymentTransition(payment.status, 'customer_acted');
-    if (!acting) return undefined;
-    // The payment as the move to pending would leave it (what that move's own update would return).
-    const pending: PaymentRow = {
-      ...payment,
-      status: acting.to,
-      updated_at: at,
-      pending_at: at,
-      provider_data: { ...payment.provider_data, ...choice.providerData },
-      next_sync_at: choice.nextSyncAt === undefined ? payment.next_sync_at : choice.nextSyncAt,
-    };
-    const decided = matches(pending, answer) ? triggerFor(pending, answer, at, deadlines) : undefined;
-    const settling = decided && paymentTransition(pending.status, decided.trigger);
-    if (!decided || !settling || (settling.to !== 'captured' && settling.to !== 'failed')) return undefined;
-    const failed = settling.to === 'failed';
-    const errorCode = failed ? (decided.options.errorCode ?? 'payment_failed') : null;
-    const moved = { ...pending, status: settling.to, error_code: errorCode };
-    const change: StatusChange = {
-      id: payment.id,
-      from: payment.status,
-      to: settling.to,
-      errorCode,
-      errorReason: failed ? (decided.options.errorReason ?? 'The payment failed.') : null,
-      at,
-      tokenHash: choice.tokenHash,
-      providerData: choice.providerData,
-      nextSyncAt: nextSyncAt(moved, payment.sync_attempts, at, deadlines),
-      facts: { facts: factsOf(answer), asked: false },
-      acted: true,
-      unchangedSince,
-    };
-    const { account_id: accountId, mode, order_id: orderId } = payment;
-    try {
-      return await db.transaction(async (tx) => {
-        const [updated, order, paid] = await tx.together(() =>
-          Promise.all([
-            repo.changeStatus(tx, change),
-            orders.findForPayment(tx, accountId, mode, orderId, settling.capturesOrder),
-            settling.capturesOrder
-              ? payOrder(
-                  tx,
-                  { id: orderId, account_id: accountId, mode, status: 'attempted' },
-                  payment,
-                  Number(payment.amount),
-                )
-              : undefined,
-          ]),
-        );
-        if (!updated || !order || (settling.capturesOrder && !paid)) throw new NotSettledHere();
-        const after = { payment: toPayment(updated), order: toOrder(paid ?? order) };
-        await events.recordAll(tx, [
-          {
-            accountId,
-            mode,
-            type: acting.event,
-            data: { payment: toPayment(pending), order: toOrder(order) },
-          },
-          { accountId, mode, type: settling.event, data: after },
-          ...(paid ? [{ accountId, mode, type: 'order.paid' as const, data: after }] : []),
-        ]);
-        return updated;
-      });
-    } catch (error) {
-      // Rolled back: the general path decides (another payment's capture of the order included).
-      if (error instanceof NotSettledHere || isUniqueViolation(error, 'payments_one_captured_per_order'))
-        return undefined;
-      throw error;
-    }
-  }
+  const settleChoice = createSettleChoice({ ...deps, payOrder });
 
   /** Runs `work` in a transaction, once more if a concurrent capture of the order refused it. */
   async function capturing<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -409,17 +290,6 @@ export function createPaymentStates(deps: {
     },
 
     /**
-     * The customer's choice at a connector that never leaves the process (the sandbox), and that
-     * connector's answer to it, in one transaction: created → pending with the choice (using the
-     * page's token up), then the answer applied as `apply` would. `answer` was asked for the
-     * payment as the choice leaves it; a local connector's answer is a function of that row, so
-     * nothing is called here and there is no moment at which the choice is recorded without its
-     * outcome. When the answer captures, the move to pending reads the order under its row lock
-     * (payment, then order: the order of locks of every capture). Undefined: the payment was no
-     * longer `created` or the token did not match; nothing changed. An answer that settles the
-     * payment is first tried as one update (`settleChoice`).
-     */
-    /**
      * A payment still waiting for its customer whose order another payment has paid: it fails
      * before the customer reaches the bank, so no second debit is made (and none is to be refunded).
      * Undefined when the order is not paid or the payment is no longer `created`.
@@ -437,6 +307,17 @@ export function createPaymentStates(deps: {
       return db.transaction((tx) => move(tx, payment, 'declined', ORDER_PAID_BEFORE_AUTHORISING));
     },
 
+    /**
+     * The customer's choice at a connector that never leaves the process (the sandbox), and that
+     * connector's answer to it, in one transaction: created → pending with the choice (using the
+     * page's token up), then the answer applied as `apply` would. `answer` was asked for the
+     * payment as the choice leaves it; a local connector's answer is a function of that row, so
+     * nothing is called here and there is no moment at which the choice is recorded without its
+     * outcome. When the answer captures, the move to pending reads the order under its row lock
+     * (payment, then order: the order of locks of every capture). Undefined: the payment was no
+     * longer `created` or the token did not match; nothing changed. An answer that settles the
+     * payment is first tried as one update (`settleChoice`).
+     */
     async recordChoice(
       payment: PaymentRow,
       choice: MoveOptions,
