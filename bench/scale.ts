@@ -1,5 +1,5 @@
 import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/container.js';
+import { openDatabase } from '../src/db/open.js';
 
 const BATCH = 500_000;
 

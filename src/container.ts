@@ -7,8 +7,7 @@ import { type ConnectorDirectory, createConnectorDirectory } from './connectors/
 import { createSandboxConnector } from './connectors/sandbox/sandbox.connector.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
-import { openPglite } from './db/pglite.js';
-import { checkReachable, openPostgres } from './db/postgres.js';
+import { openDatabase } from './db/open.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { createFailpoints, type Failpoints } from './domain/failpoints.js';
 import { createIdGenerator, type IdGenerator } from './domain/ids.js';
@@ -53,27 +52,6 @@ import { checkEncryptionKey } from './security/key-check.js';
 import { KEY_FILE, loadOrCreateKeyFile } from './security/key-file.js';
 import { createKeyRing, type KeyRing } from './security/keyring.js';
 import { sealSecrets } from './security/sealed-columns.js';
-
-export async function openDatabase(config: Config): Promise<Db> {
-  if (config.databaseUrl) {
-    const db = openPostgres(config.databaseUrl, {
-      poolSize: config.dbPoolSize,
-      connectTimeoutMs: config.dbConnectTimeoutMs,
-      statementTimeoutMs: config.dbStatementTimeoutMs,
-      transactionGuard: config.transactionGuard,
-    });
-    await checkReachable(db, config.databaseUrl).catch(async (error: unknown) => {
-      await db.close();
-      throw error;
-    });
-    return db;
-  }
-  return openPglite({
-    dataDir: config.dataDir,
-    connectTimeoutMs: config.dbConnectTimeoutMs,
-    transactionGuard: config.transactionGuard,
-  });
-}
 
 export interface ContainerOptions {
   /** An already open database (tests); otherwise one is opened from the configuration. */
@@ -137,7 +115,14 @@ function wireServices(db: Db, shared: Shared) {
     clock,
     amountLimits: config.amountLimits,
   });
-  const paymentStates = createPaymentStates({ db, repo: repos.payments, orders, events, clock, deadlines });
+  const paymentStates = createPaymentStates({
+    db,
+    repo: repos.payments,
+    orders,
+    events,
+    clock,
+    deadlines,
+  });
   const initiation = createPaymentInitiation({
     db,
     repo: repos.payments,

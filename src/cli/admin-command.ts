@@ -1,7 +1,8 @@
 import { loadConfig } from '../config.js';
-import { type Container, createContainer, openDatabase } from '../container.js';
+import { type Container, createContainer } from '../container.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { migrate } from '../db/migrate.js';
+import { openDatabase } from '../db/open.js';
 import {
   AdminChannelError,
   adminSocketPath,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { loadConfig } from '../config.js';
-import { openDatabase } from '../container.js';
 import { migrate } from '../db/migrate.js';
+import { openDatabase } from '../db/open.js';
 import { createFolderStore, moveFilesIntoDatabase } from '../modules/merchants/document-store.js';
 import { createRepos } from '../repos.js';
 import { overrides, type Parsed } from './options.js';
