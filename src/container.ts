@@ -122,6 +122,8 @@ function wireServices(db: Db, shared: Shared) {
     events,
     clock,
     deadlines,
+    // The checkout module completes a session when its payment captures (payments does not import it).
+    checkoutPaid: (tx, sessionId, paymentId) => checkout.paymentCaptured(tx, sessionId, paymentId),
   });
   const initiation = createPaymentInitiation({
     db,

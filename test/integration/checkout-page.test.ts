@@ -340,6 +340,12 @@ describeEachDatabase('the hosted checkout page', (harness) => {
     const [first, second] = await paymentsOf(session.id);
     const firstToken = await openPage(harness(), first!.id);
     await choose(harness(), second!.id, await openPage(harness(), second!.id), 'success');
+    // The capture completed the session in its own transaction, before any read of it.
+    const [row] = await harness().container.db.query<{ status: string; payment_id: string }>(
+      'SELECT status, payment_id FROM checkout_sessions WHERE id = $1',
+      [session.id],
+    );
+    expect(row).toEqual({ status: 'completed', payment_id: second!.id });
     expect((await page(session.id)).body).not.toContain('id="owed-back"');
     // The first tab's bank says yes after all: the money is taken, and owed back.
     await choose(harness(), first!.id, firstToken, 'success');

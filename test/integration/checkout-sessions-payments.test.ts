@@ -105,6 +105,17 @@ describeEachDatabase('checkout session payments', (harness) => {
       const states = harness().container.services.paymentStates;
       const captured = await states.apply(started.payment_id, { outcome: 'captured' }, { asked: true });
       expect(captured?.status).toBe('captured');
+      // Completed in the capture's own transaction, before anyone reads the session: its webhook
+      // goes out with the payment's.
+      const [row] = await harness().container.db.query<Json>(
+        'SELECT status, payment_id FROM checkout_sessions WHERE id = $1',
+        [made.id],
+      );
+      expect(row).toEqual({ status: 'completed', payment_id: started.payment_id });
+      expect((await sessionEvents(account.id)).map((event) => event.type)).toEqual([
+        'checkout_session.expired',
+        'checkout_session.completed',
+      ]);
       const completed = (await fetchSession(made.id, account)).json().data;
       expect(completed).toMatchObject({ status: 'completed', payment_id: started.payment_id });
       expect((await fetchSession(made.id, account)).json().data.status).toBe('completed');

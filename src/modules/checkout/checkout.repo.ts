@@ -98,6 +98,25 @@ export function createCheckoutRepo() {
      * An expired session whose own payment was captured after all (a payment that timed out and
      * that the bank authorised late): it completes with that payment. Compare-and-set from `expired`.
      */
+    /**
+     * The session of a payment that captured, completed by that payment in the capture's
+     * transaction: from `open`, or from `expired` for a payment that timed out and was authorised
+     * late. A session completed already is left as it is.
+     */
+    async completeWith(
+      tx: Queryable,
+      id: string,
+      paymentId: string,
+      at: Date,
+    ): Promise<CheckoutSessionRow[]> {
+      return tx.query<CheckoutSessionRow>(
+        `UPDATE checkout_sessions cs SET status = 'completed', payment_id = $2, updated_at = $3
+          WHERE cs.id = $1 AND cs.status IN ('open', 'expired')
+          RETURNING ${RETURNING}`,
+        [id, paymentId, at],
+      );
+    },
+
     async completeLate(tx: Queryable, id: string, at: Date): Promise<CheckoutSessionRow[]> {
       return tx.query<CheckoutSessionRow>(
         `UPDATE checkout_sessions cs SET status = 'completed', payment_id = p.id, updated_at = $1

@@ -208,6 +208,15 @@ export function createCheckoutService(deps: {
     session: findSession,
 
     /**
+     * A payment of the session captured (called in the capture's transaction, by the payments
+     * module through the container): the session completes with it at once, with its event after
+     * the payment's, whether it was open or had expired while the payment was at the bank.
+     */
+    async paymentCaptured(tx: Queryable, sessionId: string, paymentId: string): Promise<void> {
+      await recordMoves(tx, await repo.completeWith(tx, sessionId, paymentId, clock.now()));
+    },
+
+    /**
      * Starts a payment for the session's order with the customer's choice, through the same core as
      * an S2S payment (the session's return URL, the session recorded on the payment). Refused unless
      * the session is open, before its deadline, and allows the method. A failed or abandoned attempt

@@ -49,6 +49,7 @@ export function createSettleChoice(deps: {
     payment: PaymentRow,
     amountPaid: number,
   ) => Promise<OrderRow | undefined>;
+  checkoutPaid?: (tx: Queryable, sessionId: string, paymentId: string) => Promise<void>;
 }) {
   const { db, repo, orders, events, clock, deadlines, payOrder } = deps;
 
@@ -133,6 +134,8 @@ export function createSettleChoice(deps: {
           { accountId, mode, type: settling.event, data: after },
           ...(paid ? [{ accountId, mode, type: 'order.paid' as const, data: after }] : []),
         ]);
+        if (paid && updated.checkout_session_id && deps.checkoutPaid)
+          await deps.checkoutPaid(tx, updated.checkout_session_id, updated.id);
         return updated;
       });
     } catch (error) {

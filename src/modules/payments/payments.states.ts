@@ -50,8 +50,22 @@ export function createPaymentStates(deps: {
   events: EventsService;
   clock: Clock;
   deadlines: PaymentDeadlines;
+  /** A payment started from a checkout session captured: its session completes, in `tx`. */
+  checkoutPaid?: (tx: Queryable, sessionId: string, paymentId: string) => Promise<void>;
 }) {
   const { db, repo, orders, events, clock, deadlines } = deps;
+
+  /** The events of a capture, then its checkout session's completion (and that event). */
+  async function recordCapture(
+    tx: Queryable,
+    payment: PaymentRow,
+    event: Parameters<typeof recordEvents>[2][number],
+    order: OrderRow,
+  ) {
+    await recordEvents(tx, payment, [event, 'order.paid'], order);
+    if (payment.checkout_session_id && deps.checkoutPaid)
+      await deps.checkoutPaid(tx, payment.checkout_session_id, payment.id);
+  }
 
   async function recordEvents(
     tx: Queryable,
@@ -170,7 +184,7 @@ export function createPaymentStates(deps: {
         Promise.all([repo.changeStatus(tx, change), markPaid(tx, paying, payment)]),
       );
       if (!updated) throw new KoshError('state_conflict', `Payment ${payment.id} moved while locked.`);
-      await recordEvents(tx, updated, [transition.event, 'order.paid'], paid);
+      await recordCapture(tx, updated, transition.event, paid);
       return { row: updated, factsRecorded: options.facts !== undefined };
     }
     // A move that does not pay the order reads it for its event in the same round trip as the update.
@@ -190,7 +204,7 @@ export function createPaymentStates(deps: {
     if (!updated) return { row: undefined, factsRecorded: false };
     if (order) {
       order = await markPaid(tx, order, updated);
-      await recordEvents(tx, updated, [transition.event, 'order.paid'], order);
+      await recordCapture(tx, updated, transition.event, order);
     } else await recordEvents(tx, updated, [transition.event], current);
     return { row: updated, factsRecorded: options.facts !== undefined, order: order ?? current };
   }
