@@ -31,6 +31,7 @@ interface Endpoint {
   id: string;
   url: string;
   description: string | null;
+  enabled: boolean;
   secret?: string;
 }
 
@@ -108,7 +109,11 @@ export async function startWebhooksListen(options: ListenOptions): Promise<Liste
       url,
       async close() {
         try {
-          await api.call('PATCH', `/v1/webhooks/${endpoint.id}/`, { enabled: false });
+          // Another run may have taken the endpoint over since (it points at that run's address):
+          // it is left to that run.
+          const now = await api.call<{ data: Endpoint }>('GET', `/v1/webhooks/${endpoint.id}/`);
+          if (now.data.url === url)
+            await api.call('PATCH', `/v1/webhooks/${endpoint.id}/`, { enabled: false });
         } finally {
           server.closeAllConnections();
           await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -155,6 +160,10 @@ function createApi(options: ListenOptions) {
         );
         const mine = page.data.find((endpoint) => endpoint.description === LISTEN_DESCRIPTION);
         if (mine) {
+          if (mine.enabled)
+            options.print(
+              `Taking over endpoint ${mine.id} from an earlier run (${mine.url}): that run, if it is still going, receives nothing more.`,
+            );
           await call('PATCH', `/v1/webhooks/${mine.id}/`, { ...fields, enabled: true });
           // The secret is never shown again after creation: a rotation hands this run a usable one.
           const rotated = await call<{ data: Endpoint }>('POST', `/v1/webhooks/${mine.id}/rotate-secret/`);

@@ -57,6 +57,29 @@ it('registers a test endpoint, prints and forwards each event, and reuses the en
   await second.close();
 });
 
+it('a second run takes the endpoint over, says so, and the first run stopping leaves it to the second', async () => {
+  const shop = await harness.merchant('Two Terminals');
+  const lines: string[] = [];
+  const options = {
+    apiUrl,
+    apiKey: shop.credentials.api_key,
+    secretKey: shop.credentials.secret_key,
+    print: (line: string) => lines.push(line),
+  };
+  const first = await startWebhooksListen(options);
+  const second = await startWebhooksListen(options);
+  expect(second.endpointId).toBe(first.endpointId);
+  expect(lines.join('\n')).toContain(
+    `Taking over endpoint ${first.endpointId} from an earlier run (${first.url})`,
+  );
+  await first.close();
+  const after = await harness.request('GET', `/v1/webhooks/${second.endpointId}/`, { auth: shop });
+  expect(after.json().data).toMatchObject({ enabled: true, url: second.url });
+  await second.close();
+  const closed = await harness.request('GET', `/v1/webhooks/${second.endpointId}/`, { auth: shop });
+  expect(closed.json().data).toMatchObject({ enabled: false });
+});
+
 it('refuses a live key', async () => {
   await expect(
     startWebhooksListen({ apiUrl, apiKey: 'key_live_x', secretKey: 'y', print: () => {} }),
