@@ -35,24 +35,21 @@ export async function payOrderBy(
 /** `settleChoice` found something not as expected: its transaction rolls back. */
 class NotSettledHere extends Error {}
 
-/** The sandbox's fast path of `PaymentStates` (./payments.states.ts): a choice settled in one update. */
-export function createSettleChoice(deps: {
+/** What the payment state machine (./payments.states.ts) and its sandbox fast path work with. */
+export interface PaymentStatesDeps {
   db: Db;
   repo: PaymentsRepo;
   orders: OrdersService;
   events: EventsService;
   clock: Clock;
   deadlines: PaymentDeadlines;
-  payOrder: (
-    tx: Queryable,
-    order: Pick<OrderRow, 'id' | 'account_id' | 'mode' | 'status'>,
-    payment: PaymentRow,
-    amountPaid: number,
-  ) => Promise<OrderRow | undefined>;
+  /** A payment started from a checkout session captured: its session completes, in `tx`. */
   checkoutPaid?: (tx: Queryable, sessionId: string, paymentId: string) => Promise<void>;
-}) {
-  const { db, repo, orders, events, clock, deadlines, payOrder } = deps;
+}
 
+/** The sandbox's fast path of `PaymentStates` (./payments.states.ts): a choice settled in one update. */
+export function createSettleChoice(deps: PaymentStatesDeps) {
+  const { db, repo, orders, events, clock, deadlines } = deps;
   /**
    * A sandbox choice whose answer settles the payment (captured or failed) when nothing stands in
    * the way, in one transaction of two round trips. Its two moves (created → pending with the
@@ -113,7 +110,8 @@ export function createSettleChoice(deps: {
             repo.changeStatus(tx, change),
             orders.findForPayment(tx, accountId, mode, orderId, settling.capturesOrder),
             settling.capturesOrder
-              ? payOrder(
+              ? payOrderBy(
+                  orders,
                   tx,
                   { id: orderId, account_id: accountId, mode, status: 'attempted' },
                   payment,

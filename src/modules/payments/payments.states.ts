@@ -1,11 +1,9 @@
 import type { StatusResult } from '../../connectors/connector.js';
-import type { Db, Queryable } from '../../db/db.js';
+import type { Queryable } from '../../db/db.js';
 import { isUniqueViolation } from '../../db/db.js';
-import type { Clock } from '../../domain/clock.js';
 import { KoshError } from '../../domain/errors.js';
 import type { EventsService } from '../events/events.service.js';
 import type { OrderRow } from '../orders/orders.model.js';
-import type { OrdersService } from '../orders/orders.service.js';
 import { toOrder } from '../orders/orders.service.js';
 import { type PaymentTrigger, paymentTransition } from './payment.transitions.js';
 import {
@@ -16,10 +14,9 @@ import {
   triggerFor,
 } from './payment-answers.js';
 import { toPayment } from './payments.model.js';
-import type { PaymentsRepo } from './payments.repo.js';
 import type { MoveOptions, PaymentRow, ProviderFacts, StatusChange } from './payments.row.js';
-import { createSettleChoice, payOrderBy } from './payments.settle-choice.js';
-import { nextSyncAt, type PaymentDeadlines } from './sync-schedule.js';
+import { createSettleChoice, type PaymentStatesDeps, payOrderBy } from './payments.settle-choice.js';
+import { nextSyncAt } from './sync-schedule.js';
 
 export type { MoveOptions } from './payments.row.js';
 
@@ -43,16 +40,7 @@ export interface ApplyOptions {
  * `apply` turns what a provider said (a status answer, a verified return or webhook, the sandbox's
  * recorded choice) into the move it implies, records the provider's facts and when to ask next.
  */
-export function createPaymentStates(deps: {
-  db: Db;
-  repo: PaymentsRepo;
-  orders: OrdersService;
-  events: EventsService;
-  clock: Clock;
-  deadlines: PaymentDeadlines;
-  /** A payment started from a checkout session captured: its session completes, in `tx`. */
-  checkoutPaid?: (tx: Queryable, sessionId: string, paymentId: string) => Promise<void>;
-}) {
+export function createPaymentStates(deps: PaymentStatesDeps) {
   const { db, repo, orders, events, clock, deadlines } = deps;
 
   /** The events of a capture, then its checkout session's completion (and that event). */
@@ -110,16 +98,9 @@ export function createPaymentStates(deps: {
     return (await moveRecording(tx, payment, trigger, options)).row;
   }
 
-  const payOrder = (
-    tx: Queryable,
-    order: Pick<OrderRow, 'id' | 'account_id' | 'mode' | 'status'>,
-    payment: PaymentRow,
-    amountPaid: number,
-  ) => payOrderBy(orders, tx, order, payment, amountPaid);
-
   /** The order paid by `payment` (a failure rolls the capture back). */
   async function markPaid(tx: Queryable, order: OrderRow, payment: PaymentRow): Promise<OrderRow> {
-    const paid = await payOrder(tx, order, payment, Number(order.amount));
+    const paid = await payOrderBy(orders, tx, order, payment, Number(order.amount));
     if (!paid) throw new KoshError('state_conflict', `Order ${order.id} could not be marked paid.`);
     return paid;
   }
@@ -272,7 +253,7 @@ export function createPaymentStates(deps: {
     return noted ?? current;
   }
 
-  const settleChoice = createSettleChoice({ ...deps, payOrder });
+  const settleChoice = createSettleChoice(deps);
 
   /** Runs `work` in a transaction, once more if a concurrent capture of the order refused it. */
   async function capturing<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
