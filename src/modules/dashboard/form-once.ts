@@ -39,7 +39,7 @@ export interface OnceForm {
   busy: string;
 }
 
-/** `oncePerForm`'s and `answerOncePerForm`'s answer when the first post is still running after the wait. */
+/** `oncePerForm`'s and `answersOnce`'s answer when the first post is still running after the wait. */
 export const BUSY = Symbol('busy');
 
 /**
@@ -66,34 +66,24 @@ export async function oncePerForm(
 /**
  * Runs `work` once per rendering of the form and answers what it made to every post of that
  * rendering: a double-click that makes a key shows the one key made, with its secret, whichever
- * post the browser shows. The answer is stored encrypted, like every stored Idempotency-Key answer.
- */
-export async function answerOncePerForm<T extends object>(
-  idempotency: IdempotencyService,
-  request: FastifyRequest,
-  session: DashboardSession,
-  form: Omit<OnceForm, 'busy'>,
-  work: (ids: IdGenerator) => Promise<T>,
-): Promise<T | typeof BUSY> {
-  const stored = await runOnce(idempotency, request, session, form, async (ids) => ({
-    status: 200,
-    headers: {},
-    body: Buffer.from(JSON.stringify(await work(ids)), 'utf8'),
-  }));
-  return stored === BUSY ? BUSY : (JSON.parse(stored.body.toString('utf8')) as T);
-}
-
-/**
- * `answerOncePerForm` for the forms of one page family: keys kept as long as a session can post.
- * The form names its action (with the object it acts on) and carries the posted one-time key.
+ * post the browser shows. The answer is stored encrypted, like every stored Idempotency-Key answer,
+ * as long as a session can post (`retainSeconds`). The form names its action (with the object it
+ * acts on) and carries the posted one-time key.
  */
 export function answersOnce(idempotency: IdempotencyService, retainSeconds: number) {
-  return <T extends object>(
+  return async <T extends object>(
     request: FastifyRequest,
     session: DashboardSession,
     form: { action: string; key: string | undefined },
     work: () => Promise<T>,
-  ) => answerOncePerForm(idempotency, request, session, { ...form, retainSeconds }, work);
+  ): Promise<T | typeof BUSY> => {
+    const stored = await runOnce(idempotency, request, session, { ...form, retainSeconds }, async () => ({
+      status: 200,
+      headers: {},
+      body: Buffer.from(JSON.stringify(await work()), 'utf8'),
+    }));
+    return stored === BUSY ? BUSY : (JSON.parse(stored.body.toString('utf8')) as T);
+  };
 }
 
 type StoredResponse = IdempotentResult['response'];
