@@ -31,6 +31,7 @@ import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
 import { coerceToSchema, refuseUndeclaredQuery, refuseUnstorableText, registerBodyParsers } from './body.js';
+import { trackConnections } from './connections.js';
 import { registerErrorDocs } from './error-docs.js';
 import { clientErrorAnswerer, frameworkError, handleError, sendError } from './errors.js';
 import { checkIdempotencyDeclarations, createKeyed } from './idempotency.js';
@@ -70,6 +71,8 @@ export async function buildServer(container: Container): Promise<App> {
   let counter = 0;
   // Set once the server starts closing (preClose below): every reply from then on closes its connection.
   let closing = false;
+  // Set when Fastify makes the listening server (injected requests have none).
+  let connections: ReturnType<typeof trackConnections> | undefined;
   const app = Fastify({
     loggerInstance: container.log as FastifyBaseLogger,
     // Fastify logs two lines per request; Kosh writes one (onResponse below), or none.
@@ -80,8 +83,8 @@ export async function buildServer(container: Container): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     // A client that does not finish sending its request in time is cut off (408), so slow or idle
     // uploads cannot pile up; the check runs every second instead of Node's default 30.
-    serverFactory: (handler) =>
-      http.createServer(
+    serverFactory: (handler) => {
+      const server = http.createServer(
         {
           requestTimeout: config.requestTimeoutMs,
           headersTimeout: config.headersTimeoutMs,
@@ -90,7 +93,10 @@ export async function buildServer(container: Container): Promise<App> {
           ServerResponse: closingAwareResponse(() => closing),
         },
         handler,
-      ),
+      );
+      connections = trackConnections(server);
+      return server;
+    },
     // Errors Fastify raises before routing, and the ones Node raises before Fastify sees a request,
     // are answered with the same envelope as every other error.
     frameworkErrors: (error, request, reply) => {
@@ -216,9 +222,11 @@ export async function buildServer(container: Container): Promise<App> {
   // instant may already carry the client's next request, which a reset would lose: so for up to
   // DRAIN_GRACE_MS open connections are left to send what they have (a request that arrives is
   // answered 503 in the API's envelope, see onRequest, and its reply closes the connection). Then
-  // Fastify and Node close the connections still idle, requests under way finish, every reply from
-  // then on closes its connection (`closingAwareResponse`), and connections that fall idle later are
-  // reaped until the server has closed, so none holds the close up for the keep-alive timeout (72 s).
+  // the connections still idle are closed (between requests, or never used: see trackConnections),
+  // requests under way finish, every reply from then on closes its connection
+  // (`closingAwareResponse`), and connections that fall idle later are reaped until the server has
+  // closed, so none holds the close up (for the keep-alive timeout, or for as long as a client that
+  // never sends a byte keeps its connection open).
   app.addHook('preClose', (done) => {
     closing = true;
     // Only a listening server has connections (the tests' injected requests have none).
@@ -231,7 +239,10 @@ export async function buildServer(container: Container): Promise<App> {
     const finish = () => {
       if (drained) return;
       drained = true;
-      if (!closed) reaper = setInterval(() => server.closeIdleConnections(), 200).unref();
+      if (!closed) {
+        connections?.closeIdle();
+        reaper = setInterval(() => connections?.closeIdle(), 200).unref();
+      }
       done();
     };
     const grace = setTimeout(finish, DRAIN_GRACE_MS);

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createHarness } from '../helpers/harness.js';
 import { freePort } from '../helpers/process.js';
@@ -186,6 +187,45 @@ describe('closing the HTTP server, an idle keep-alive connection', () => {
       await closed;
     } finally {
       agent.destroy();
+      await harness.container.close();
+    }
+  }, 30_000);
+
+  it('closes a connection that never sent a byte after the grace, so it cannot hold the close up', async () => {
+    const harness = await createHarness('pglite');
+    const port = await freePort();
+    await harness.app.listen({ port, host: '127.0.0.1' });
+    // Opened and left silent, as a browser's preconnect or a probe does.
+    const silent = net.connect(port, '127.0.0.1');
+    const silentEnded = new Promise<void>((resolve) => silent.once('close', () => resolve()));
+    silent.on('error', () => {});
+    await new Promise<void>((resolve) => silent.once('connect', () => resolve()));
+    // A keep-alive connection that sent a request earlier and now sends part of its next one.
+    const busy = net.connect(port, '127.0.0.1');
+    busy.on('error', () => {});
+    await new Promise<void>((resolve) => busy.once('connect', () => resolve()));
+    let busyText = '';
+    busy.setEncoding('utf8').on('data', (chunk: string) => {
+      busyText += chunk;
+    });
+    busy.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(busyText).toMatch(/^HTTP\/1.1 200/);
+    busy.write('GET /healthz HTTP/1.1\r\nHo');
+    try {
+      const started = Date.now();
+      const closed = harness.app.close();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The next request's first bytes are on their way: the connection is kept through the grace.
+      busy.write('st: x\r\n\r\n');
+      await closed;
+      await silentEnded;
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect(busyText.match(/HTTP\/1.1 /g)).toHaveLength(2);
+      expect(busyText).toMatch(/HTTP\/1.1 503[\s\S]*[Cc]onnection: close/);
+    } finally {
+      silent.destroy();
+      busy.destroy();
       await harness.container.close();
     }
   }, 30_000);
