@@ -197,6 +197,45 @@ describeEachDatabase(
       expect(liveKeys).toEqual([]);
     });
 
+    it('reads the merchant status after the lock: bank details racing the activation never change an activated merchant', async () => {
+      const partner = await harness().partner('Racing platform');
+      for (let round = 0; round < 4; round++) {
+        const merchant = (
+          await harness().request('POST', `${BASE}/merchants/`, { auth: partner, json: proprietorBody() })
+        ).json().data;
+        secrets.push(merchant.credentials.secret_key);
+        for (const type of ['pan', 'address_proof']) {
+          expect((await uploadDocument(harness(), partner, merchant.id, type)).statusCode).toBe(200);
+        }
+        // One request completes the requirements (and activates); the other fails the penny drop.
+        const [good, bad] = await Promise.all([
+          harness().request('POST', `${BASE}/merchants/bank-details/${merchant.id}/`, {
+            auth: partner,
+            json: { ...BANK, account_type: 'savings', beneficiary_name: 'Asha Sharma' },
+          }),
+          harness().request('POST', `${BASE}/merchants/bank-details/${merchant.id}/`, {
+            auth: partner,
+            json: { ...BANK, account_number: '009999999999', beneficiary_name: 'MISMATCH Tiffins' },
+          }),
+        ]);
+        expect(good.statusCode).toBe(200);
+        const after = (
+          await harness().request('GET', `${BASE}/merchants/${merchant.id}/`, { auth: partner })
+        ).json().data;
+        if (bad.statusCode === 200) {
+          // The failing one came first; the good one then activated the merchant.
+          expect(bad.json().data.status).toBe('created');
+          expect(good.json().data.status).toBe('activated');
+        } else {
+          expect(bad.statusCode).toBe(409);
+          expect(bad.json().error.code).toBe('state_conflict');
+        }
+        expect(after.status).toBe('activated');
+        expect(after.bank_account).toMatchObject({ last4: '7890', status: 'verified' });
+        expect(after.requirements.currently_due).toEqual([]);
+      }
+    });
+
     it('suspends a merchant (its keys stop working, VPAs too) and re-activates it', async () => {
       const partner = await harness().partner('Suspender');
       const merchant = (

@@ -110,7 +110,7 @@ export function createMerchantsRepo() {
       forUpdate = false,
     ): Promise<ProfileRow | undefined> {
       const [row] = await db.query<ProfileRow>(
-        `${PROFILE_SELECT} WHERE p.account_id = $1 AND p.partner_id = $2 AND p.mode = $3${forUpdate ? ' FOR UPDATE OF p' : ''}`,
+        `${PROFILE_SELECT} WHERE p.account_id = $1 AND p.partner_id = $2 AND p.mode = $3${forUpdate ? ' FOR UPDATE OF p FOR NO KEY UPDATE OF a' : ''}`,
         [merchantId, partnerId, mode],
       );
       return row;
@@ -123,7 +123,7 @@ export function createMerchantsRepo() {
       forUpdate = false,
     ): Promise<ProfileRow | undefined> {
       const [row] = await db.query<ProfileRow>(
-        `${PROFILE_SELECT} WHERE p.account_id = $1${forUpdate ? ' FOR UPDATE OF p' : ''}`,
+        `${PROFILE_SELECT} WHERE p.account_id = $1${forUpdate ? ' FOR UPDATE OF p FOR NO KEY UPDATE OF a' : ''}`,
         [merchantId],
       );
       return row;
