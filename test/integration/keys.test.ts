@@ -23,6 +23,35 @@ describeEachDatabase('API keys', (harness) => {
   const status = async (auth: string) =>
     (await harness().request('GET', '/v1/payments/methods/', { auth })).statusCode;
 
+  it('never issues a live key to the sandbox partner or the sandbox merchant, however it is asked for', async () => {
+    const { accounts } = harness().container.services;
+    for (const kind of ['partner', 'merchant'] as const) {
+      const { account } = await accounts.createAccountWithTestKey({
+        kind,
+        name: `Sandbox ${kind}`,
+        status: 'activated',
+        sandbox: true,
+      });
+      const refused = accounts.issueKey(account.id, 'live');
+      await expect(refused).rejects.toMatchObject({ code: 'account_not_activated' });
+      await expect(refused).rejects.toThrow(/is a sandbox account and can hold only test keys/);
+      await expect(
+        harness().container.db.query(
+          `INSERT INTO api_keys (api_key, account_id, mode, secret_hash) VALUES ($1, $2, 'live', '\\x00')`,
+          [`key_live_forged_${kind}`, account.id],
+        ),
+      ).rejects.toMatchObject({ code: '23514', constraint: 'api_keys_test_only_for_sandbox_accounts' });
+      expect((await accounts.issueKey(account.id, 'test')).api_key).toMatch(/^key_test_/);
+    }
+    // An account created for live payments still gets its live key.
+    const { account: real } = await accounts.createAccountWithTestKey({
+      kind: 'partner',
+      name: 'Real platform',
+      status: 'activated',
+    });
+    expect((await accounts.issueKey(real.id, 'live')).api_key).toMatch(/^key_live_/);
+  });
+
   it('lists the account’s keys of the request’s mode, without secrets', async () => {
     const response = await harness().request('GET', '/v1/keys/', { auth: merchant });
     expect(response.statusCode, response.body).toBe(200);

@@ -126,12 +126,21 @@ export function createAccountsService(deps: {
     try {
       await repo.insertKey(tx, { apiKey, accountId, mode, secretHash: hashSecret(pepper, secretKey) });
     } catch (error) {
-      // The database's rule (migration 0022): a merchant onboarded in test mode holds no live key.
-      if (!isCheckViolation(error, 'api_keys_live_only_for_live_merchants')) throw error;
-      throw new KoshError(
-        'account_not_activated',
-        `${accountId} was onboarded in test mode and can hold only test keys; a live merchant is onboarded with a live partner key.`,
-      );
+      // The database's rules: a merchant onboarded in test mode (migration 0022) and the sandbox's
+      // own accounts (0024) hold no live key.
+      if (isCheckViolation(error, 'api_keys_live_only_for_live_merchants')) {
+        throw new KoshError(
+          'account_not_activated',
+          `${accountId} was onboarded in test mode and can hold only test keys; a live merchant is onboarded with a live partner key.`,
+        );
+      }
+      if (isCheckViolation(error, 'api_keys_test_only_for_sandbox_accounts')) {
+        throw new KoshError(
+          'account_not_activated',
+          `${accountId} is a sandbox account and can hold only test keys; live payments are taken by an account created for them (kosh partner create, kosh merchant create).`,
+        );
+      }
+      throw error;
     }
     return { account_id: accountId, api_key: apiKey, secret_key: secretKey, mode };
   }
