@@ -213,7 +213,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
 }
 
 /** A compressed body (any Content-Encoding but identity) is refused, never read as if it were text. */
-function encodingRefusal(request: FastifyRequest): KoshError | undefined {
+export function encodingRefusal(request: FastifyRequest): KoshError | undefined {
   const encoding = request.headers['content-encoding'];
   if (encoding === undefined || /^\s*identity\s*$/i.test(encoding)) return undefined;
   const named = encoding.length > 40 ? `${encoding.slice(0, 40)}…` : encoding;

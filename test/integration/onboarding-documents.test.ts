@@ -209,6 +209,28 @@ describeEachDatabase(
       expect(response.json().error.code).toBe(code);
     });
 
+    it('refuses a compressed upload with 415, as every other route does, and stores nothing', async () => {
+      const before = await stored(harness());
+      for (const encoding of ['br', 'gzip']) {
+        const { payload, headers } = multipart([
+          { name: 'document_type', value: 'bank_statement' },
+          { name: 'file', filename: 'statement.pdf', content: FILES.pdf, contentType: 'application/pdf' },
+        ]);
+        const response = await harness().app.inject({
+          method: 'POST',
+          url: `/v1/api-portal/merchants/kyc-document/${mid}/`,
+          headers: { ...headers, 'content-encoding': encoding, authorization: partner.auth },
+          payload,
+        });
+        expect(response.statusCode, response.body).toBe(415);
+        expect(response.json().error).toMatchObject({
+          code: 'unsupported_media_type',
+          message: `Content-Encoding '${encoding}' is not accepted: send the body uncompressed.`,
+        });
+      }
+      expect(await stored(harness())).toBe(before);
+    });
+
     it('refuses a JSON body on the upload route and keeps JSON working elsewhere', async () => {
       const response = await harness().request('POST', `/v1/api-portal/merchants/kyc-document/${mid}/`, {
         auth: partner,

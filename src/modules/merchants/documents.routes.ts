@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { KoshError } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { principalOf } from '../../http/auth.js';
+import { encodingRefusal } from '../../http/body.js';
 import { sendDownload } from '../../http/download.js';
 import { SERVER_OWNED_FIELDS } from '../../http/errors.js';
 import type { Keyed } from '../../http/idempotency.js';
@@ -73,6 +74,9 @@ function malformed(reason: string, part: string | undefined): KoshError {
  * name, and a body that is not well-formed multipart is a 400 naming the part it broke in.
  */
 async function readUpload(request: FastifyRequest, maxBytes: number): Promise<Upload> {
+  // As on every other route: a compressed body is refused, never read as if it were multipart.
+  const encoded = encodingRefusal(request);
+  if (encoded) throw encoded;
   if (!request.isMultipart()) {
     throw new KoshError(
       'unsupported_media_type',
