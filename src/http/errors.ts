@@ -127,9 +127,22 @@ export function validationError(errors: AjvError[], context: string): KoshError 
   // A key of an object that breaks the rule for keys (`propertyNames`): the validator reports the key.
   const detail =
     first.propertyName === undefined
-      ? describeViolation(first)
+      ? (anyOfConstants(errors, first) ?? describeViolation(first))
       : `has a key '${shortened(first.propertyName)}' that ${describeViolation(first)}`;
   return new KoshError('invalid_field', `The ${where} '${field}' ${detail}.`, field || undefined);
+}
+
+/**
+ * A value that is none of a union's literals (`Type.Union([Type.Literal('a'), …])`): the validator
+ * reports one `const` violation per literal, then the `anyOf`; the caller is told every allowed value,
+ * not only the first.
+ */
+function anyOfConstants(errors: AjvError[], first: AjvError): string | undefined {
+  if (first.keyword !== 'const') return undefined;
+  const allowed = errors
+    .filter((error) => error.keyword === 'const' && error.instancePath === first.instancePath)
+    .map((error) => `'${String(error.params.allowedValue)}'`);
+  return allowed.length > 1 ? `must be one of ${allowed.join(', ')}` : undefined;
 }
 
 /** A caller's text quoted in a message: never more than 40 characters of it. */

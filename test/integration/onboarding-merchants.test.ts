@@ -200,6 +200,28 @@ describeEachDatabase('api-portal merchants', (harness) => {
     });
   });
 
+  describe('a value outside a list of allowed values', () => {
+    it('is told every allowed value, not only the first', async () => {
+      const own = await harness().partner('Enum Partner');
+      const created = await harness().request('POST', `${BASE}/merchants/`, {
+        auth: own,
+        json: { ...merchantBody(), business_type: 'corp' },
+      });
+      expect(created.json().error.message).toBe(
+        "The field 'business_type' must be one of 'proprietorship', 'partnership', 'private_limited', 'public_limited', 'llp', 'trust', 'society', 'ngo', 'individual'.",
+      );
+      const merchant = (
+        await harness().request('POST', `${BASE}/merchants/`, { auth: own, json: proprietorBody() })
+      ).json().data;
+      const key = await harness().request('POST', `${BASE}/merchants/${merchant.id}/keys/`, {
+        auth: own,
+        json: { mode: 'TEST' },
+      });
+      expect(key.statusCode).toBe(400);
+      expect(key.json().error.message).toBe("The field 'mode' must be one of 'test', 'live'.");
+    });
+  });
+
   describe('GET merchants', () => {
     it('lists only the partner’s own merchants, newest first, in pages', async () => {
       const own = await harness().partner('Lister');
