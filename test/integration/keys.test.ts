@@ -52,6 +52,25 @@ describeEachDatabase('API keys', (harness) => {
     expect((await accounts.issueKey(real.id, 'live')).api_key).toMatch(/^key_live_/);
   });
 
+  it('holds every account name to the API display_name rule, however the account is made', async () => {
+    const { accounts } = harness().container.services;
+    for (const name of [
+      '   ',
+      'x',
+      'y'.repeat(101),
+      '  \u001b[31mRED\u001b[0m',
+      'Shop\nTwo',
+      'Shop \u202eevil',
+    ]) {
+      await expect(accounts.createAccountWithTestKey({ kind: 'partner', name })).rejects.toMatchObject({
+        code: 'invalid_field',
+        field: 'name',
+      });
+    }
+    const { account } = await accounts.createAccountWithTestKey({ kind: 'merchant', name: '  Corner Shop ' });
+    expect(account.name).toBe('Corner Shop');
+  });
+
   it('lists the account’s keys of the request’s mode, without secrets', async () => {
     const response = await harness().request('GET', '/v1/keys/', { auth: merchant });
     expect(response.statusCode, response.body).toBe(200);

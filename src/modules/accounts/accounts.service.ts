@@ -3,6 +3,7 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import type { AccountKind, Mode } from '../../domain/scope.js';
+import { MISLEADING_CHARACTERS } from '../../domain/text.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { AccountStatus } from './accounts.model.js';
@@ -96,6 +97,16 @@ export function createAccountsService(deps: {
   const { keyCache, accountCache } = deps;
 
   async function createAccount(tx: Queryable, input: NewAccount): Promise<AccountRow> {
+    // However the account is made (the api-portal's display_name, `kosh merchant create --name`),
+    // its name is shown to customers and operators: the API's rule for display_name holds for all.
+    const name = input.name.trim();
+    if (name.length < 2 || name.length > 100 || MISLEADING_CHARACTERS.test(name)) {
+      throw new KoshError(
+        'invalid_field',
+        'An account name must be 2 to 100 characters besides spaces, without control characters (line breaks, tabs, escapes) or direction marks.',
+        'name',
+      );
+    }
     if (input.partnerId !== undefined && input.partnerId !== null) {
       const partner = await repo.findAccount(tx, input.partnerId);
       if (partner?.kind !== 'partner') throw notFound('partner', input.partnerId);
@@ -103,7 +114,7 @@ export function createAccountsService(deps: {
     const account = await repo.insertAccount(tx, {
       id: ids.next(input.kind === 'merchant' ? 'mid' : 'ptr'),
       kind: input.kind,
-      name: input.name,
+      name,
       status: input.status ?? (input.kind === 'partner' ? 'activated' : 'created'),
       partnerId: input.partnerId ?? null,
       sandbox: input.sandbox ?? false,
