@@ -260,6 +260,25 @@ describeEachDatabase(
         await harness().request('GET', `${BASE}/merchants/${merchant.id}/vpas/`, { auth: partner })
       ).json().data;
       expect(vpas[0].status).toBe('suspended');
+      // A key issued now could never be used: it is refused, and none is made.
+      const keysBefore = await harness().container.db.query(
+        'SELECT api_key FROM api_keys WHERE account_id = $1',
+        [merchant.id],
+      );
+      const newKey = await harness().request('POST', `${BASE}/merchants/${merchant.id}/keys/`, {
+        auth: partner,
+        json: { mode: 'test' },
+      });
+      expect(newKey.statusCode).toBe(409);
+      expect(newKey.json().error).toMatchObject({
+        code: 'state_conflict',
+        message: 'A suspended merchant cannot get a new key.',
+      });
+      expect(
+        await harness().container.db.query('SELECT api_key FROM api_keys WHERE account_id = $1', [
+          merchant.id,
+        ]),
+      ).toEqual(keysBefore);
       const again = harness().container.services.merchants.operate(merchant.id, 'suspend');
       await expect(again).rejects.toMatchObject({ code: 'state_conflict' });
 
@@ -284,7 +303,8 @@ describeEachDatabase(
         auth: partner,
         json: { mode: 'live' },
       });
-      expect(keys.statusCode).toBe(403);
+      expect(keys.statusCode).toBe(409);
+      expect(keys.json().error.code).toBe('state_conflict');
       const fetched = await harness().request('GET', `${BASE}/merchants/${merchant.id}/`, { auth: partner });
       expect(fetched.json().data.status).toBe('suspended');
       await expect(refused).rejects.toThrow(/it stays suspended/);

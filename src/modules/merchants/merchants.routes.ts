@@ -137,7 +137,7 @@ export function registerMerchantRoutes(app: App, merchants: MerchantsService, ke
         description: 'Live keys need an activated merchant onboarded with a live partner key. Shown once.',
         params: MidParams,
         body: KeysBody,
-        response: { 200: resource(Credentials), ...errorResponses(400, 403, 404, 415) },
+        response: { 200: resource(Credentials), ...errorResponses(400, 403, 404, 409, 415) },
       },
     },
     async (request, reply) =>

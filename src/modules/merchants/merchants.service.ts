@@ -266,7 +266,11 @@ export function createMerchantsService(deps: {
       on: Db = db,
     ): Promise<Omit<Credentials, 'account_id'>> {
       return on.transaction(async (tx) => {
-        const profile = await owned(tx, scope, merchantId);
+        const profile = await owned(tx, scope, merchantId, true);
+        // A suspended merchant's keys do not work: a new one would be a secret that cannot be used.
+        if (profile.status === 'suspended') {
+          throw new KoshError('state_conflict', 'A suspended merchant cannot get a new key.');
+        }
         if (mode === 'live' && profile.mode === 'test') {
           throw new KoshError(
             'account_not_activated',
