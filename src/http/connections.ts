@@ -8,16 +8,21 @@ import type net from 'node:net';
  * requests. Node's own `closeIdleConnections` leaves a connection that has sent nothing open,
  * and such a connection would hold a stopping server up for as long as its client keeps it.
  */
-export function trackConnections(server: http.Server): { closeIdle(): void } {
-  const open = new Map<net.Socket, { underWay: number; readAtRest: number }>();
+export function trackConnections(server: http.Server, firstRequestTimeoutMs: number): { closeIdle(): void } {
+  const open = new Map<net.Socket, { underWay: number; readAtRest: number; requests: number }>();
   server.on('connection', (socket: net.Socket) => {
-    open.set(socket, { underWay: 0, readAtRest: 0 });
+    open.set(socket, { underWay: 0, readAtRest: 0, requests: 0 });
     socket.once('close', () => open.delete(socket));
+    // Node times a request's headers only once its first byte has come: a connection that sends
+    // nothing is closed when its first request's headers are not in within the same time (Node's
+    // own handler of the socket's timeout destroys a connection with no request on it).
+    socket.setTimeout(firstRequestTimeoutMs);
   });
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
     const socket = request.socket;
     const state = open.get(socket);
     if (!state) return;
+    if (state.requests++ === 0) socket.setTimeout(0);
     state.underWay++;
     response.once('close', () => {
       state.underWay--;

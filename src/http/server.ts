@@ -94,7 +94,7 @@ export async function buildServer(container: Container): Promise<App> {
         },
         handler,
       );
-      connections = trackConnections(server);
+      connections = trackConnections(server, config.headersTimeoutMs);
       return server;
     },
     // Errors Fastify raises before routing, and the ones Node raises before Fastify sees a request,

@@ -126,6 +126,38 @@ describeEachDatabase(
       );
       expect(keys).toEqual([]);
     }, 30_000);
+
+    it('closes a connection that sends nothing within the headers timeout, and keeps one between requests', async () => {
+      const opened = Date.now();
+      const silent = net.connect(port, '127.0.0.1');
+      silent.on('error', () => {});
+      const silentClosed = new Promise<number>((resolve) =>
+        silent.once('close', () => resolve(Date.now() - opened)),
+      );
+      // A keep-alive connection that has made a request is held for the keep-alive time (72 s), not this.
+      const used = net.connect(port, '127.0.0.1');
+      used.on('error', () => {});
+      let usedText = '';
+      let usedClosed = false;
+      used.setEncoding('utf8').on('data', (chunk: string) => {
+        usedText += chunk;
+      });
+      used.once('close', () => {
+        usedClosed = true;
+      });
+      used.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      try {
+        const ms = await silentClosed;
+        expect(ms).toBeGreaterThanOrEqual(1_500);
+        expect(ms).toBeLessThan(6_000);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(usedText).toMatch(/^HTTP\/1.1 200/);
+        expect(usedClosed).toBe(false);
+      } finally {
+        silent.destroy();
+        used.destroy();
+      }
+    }, 15_000);
   },
   { KOSH_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), KOSH_HEADERS_TIMEOUT_MS: '2000' },
 );
