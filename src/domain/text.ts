@@ -6,3 +6,18 @@
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused here
 export const MISLEADING_CHARACTERS = /[\u0000-\u001f\u007f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * What keeps `trimmed` from being a name people are shown, or null when it can be one: fewer than
+ * `min` characters, more than `max`, or a misleading character. Callers trim first and word the
+ * error for their own field.
+ */
+export function shownNameProblem(
+  trimmed: string,
+  min: number,
+  max = Number.POSITIVE_INFINITY,
+): 'too_short' | 'too_long' | 'misleading' | null {
+  if (trimmed.length < min) return 'too_short';
+  if (trimmed.length > max) return 'too_long';
+  return MISLEADING_CHARACTERS.test(trimmed) ? 'misleading' : null;
+}

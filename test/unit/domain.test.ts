@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createIdGenerator, looksLikeId } from '../../src/domain/ids.js';
 import { checkAmount, formatMajor } from '../../src/domain/money.js';
+import { shownNameProblem } from '../../src/domain/text.js';
 import { TtlCache } from '../../src/domain/ttl-cache.js';
 
 describe('ids', () => {
@@ -92,5 +93,17 @@ describe('TtlCache', () => {
     expect(cache.get('c')).toBe(3);
     now = 101;
     expect(cache.get('c')).toBeUndefined();
+  });
+});
+
+describe('shownNameProblem', () => {
+  it('names what keeps a trimmed text from being shown as a name', () => {
+    expect(shownNameProblem('Ab', 2, 100)).toBeNull();
+    expect(shownNameProblem('A', 2, 100)).toBe('too_short');
+    expect(shownNameProblem('x'.repeat(101), 2, 100)).toBe('too_long');
+    expect(shownNameProblem('x'.repeat(5_000), 2)).toBeNull();
+    expect(shownNameProblem('Shop\u202Eexe', 2, 100)).toBe('misleading');
+    expect(shownNameProblem('Shop\nName', 2, 100)).toBe('misleading');
+    expect(shownNameProblem('Shop\u001b[31m', 2, 100)).toBe('misleading');
   });
 });

@@ -3,7 +3,7 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import type { AccountKind, Mode } from '../../domain/scope.js';
-import { MISLEADING_CHARACTERS } from '../../domain/text.js';
+import { shownNameProblem } from '../../domain/text.js';
 import { TtlCache } from '../../domain/ttl-cache.js';
 import type { MethodsService } from '../methods/methods.service.js';
 import type { AccountStatus } from './accounts.model.js';
@@ -100,7 +100,7 @@ export function createAccountsService(deps: {
     // However the account is made (the api-portal's display_name, `kosh merchant create --name`),
     // its name is shown to customers and operators: the API's rule for display_name holds for all.
     const name = input.name.trim();
-    if (name.length < 2 || name.length > 100 || MISLEADING_CHARACTERS.test(name)) {
+    if (shownNameProblem(name, 2, 100) !== null) {
       throw new KoshError(
         'invalid_field',
         'An account name must be 2 to 100 characters besides spaces, without control characters (line breaks, tabs, escapes) or direction marks.',

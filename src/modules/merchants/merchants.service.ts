@@ -4,7 +4,7 @@ import type { Clock } from '../../domain/clock.js';
 import { KoshError, notFound } from '../../domain/errors.js';
 import { type Page, pageRequest, toPage } from '../../domain/pagination.js';
 import type { Mode, Scope } from '../../domain/scope.js';
-import { MISLEADING_CHARACTERS } from '../../domain/text.js';
+import { shownNameProblem } from '../../domain/text.js';
 import { isPublicHostName, readWrittenUrl } from '../../domain/urls.js';
 import type { AccountsService, Credentials } from '../accounts/accounts.service.js';
 import { type MethodsConfig, upiMethods } from '../methods/methods.js';
@@ -32,10 +32,11 @@ function invalid(field: string, message: string): KoshError {
 /** A name people are shown, trimmed: at least `min` characters besides spaces, none misleading. */
 function shownName(field: string, value: string, min: number): string {
   const trimmed = value.trim();
-  if (trimmed.length < min) {
+  const problem = shownNameProblem(trimmed, min);
+  if (problem === 'too_short') {
     throw invalid(field, `${field} must have at least ${min} characters besides spaces.`);
   }
-  if (MISLEADING_CHARACTERS.test(trimmed)) {
+  if (problem === 'misleading') {
     throw invalid(
       field,
       `${field} must not contain control characters (line breaks, tabs) or direction marks.`,
