@@ -3,7 +3,7 @@ import cluster from 'node:cluster';
 
 import { AddressUnavailableError } from './cli/address-check.js';
 import { AdminChannelError, UsageError } from './cli/admin.js';
-import { overrides, type Parsed, parse } from './cli/options.js';
+import { extraArgument, overrides, type Parsed, parse } from './cli/options.js';
 import { CREDENTIALS_FILE, readSandboxCredentials } from './cli/sandbox-credentials.js';
 import { TRIGGERS, TriggerError, trigger } from './cli/trigger.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
@@ -48,7 +48,7 @@ Commands:
 Options:
   --port N  --host ADDR  --data-dir DIR  --public-url URL  --database-url URL
   --workers N   HTTP processes sharing the port (default: one per core on PostgreSQL; 1 on PGlite)
-  --json    print machine-readable JSON (admin commands)
+  --json    print machine-readable JSON (admin commands, migrate, documents migrate)
 Admin commands (merchant, partner, keys, users, encryption) also work while \`kosh serve\` runs on
 the embedded database: they are sent to that server through its admin channel.
 Settings come from the environment; see docs/configuration.md.`;
@@ -117,6 +117,8 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  const extra = extraArgument(positionals);
+  if (extra !== undefined) throw new UsageError(extra);
   // Each command loads what it needs: a trigger or the usage does not load the HTTP service.
   if (command === 'serve') return (await import('./cli/serve.js')).serve(values);
   if (command === 'worker') return (await import('./cli/serve.js')).worker(values);

@@ -103,9 +103,12 @@ export async function migrateCommand(values: Parsed['values']): Promise<void> {
   const db = await openDatabase(config);
   try {
     const applied = await migrate(db);
-    process.stdout.write(
-      applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n',
-    );
+    if (values.json) process.stdout.write(`${JSON.stringify({ applied })}\n`);
+    else {
+      process.stdout.write(
+        applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n',
+      );
+    }
   } finally {
     await db.close();
   }

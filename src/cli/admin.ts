@@ -188,7 +188,8 @@ export async function startAdminChannel(
   const answer = async (line: string): Promise<ChannelAnswer> => {
     try {
       const request = JSON.parse(line) as AdminRequest;
-      container.log.info({ command: request.command }, 'admin command from the admin channel');
+      const command = request.command === 'merchant operate' ? `merchant ${request.action}` : request.command;
+      container.log.info({ command }, 'admin command from the admin channel');
       return { ok: true, output: await executeAdmin(container, request) };
     } catch (error) {
       if (error instanceof UsageError) return { ok: false, error: error.message, usage: true };

@@ -35,6 +35,36 @@ export function parse(argv: string[]) {
 
 export type Parsed = ReturnType<typeof parse>;
 
+/** How many words each command line is (`merchant activate MID` is three). */
+const COMMAND_WORDS: Record<string, number> = {
+  serve: 1,
+  worker: 1,
+  migrate: 1,
+  trigger: 2,
+  'webhooks listen': 2,
+  'documents migrate': 2,
+  'merchant create': 2,
+  'merchant activate': 3,
+  'merchant suspend': 3,
+  'merchant clarify': 3,
+  'partner create': 2,
+  'keys create': 2,
+  'users create': 2,
+  'encryption rotate': 2,
+};
+
+/**
+ * What is wrong when a known command is given a word it does not take (`kosh merchant suspend mid_1
+ * mid_2`), which would otherwise be ignored; undefined when there is none or the command is
+ * unknown (the caller says so).
+ */
+export function extraArgument(positionals: string[]): string | undefined {
+  const [command = 'serve', sub] = positionals;
+  const words = COMMAND_WORDS[`${command} ${sub}`] ?? COMMAND_WORDS[command];
+  if (words === undefined || positionals.length <= words) return undefined;
+  return `Unexpected argument '${positionals[words]}' after 'kosh ${positionals.slice(0, words).join(' ')}'.`;
+}
+
 export function overrides(values: Parsed['values']): ConfigOverrides {
   const result: ConfigOverrides = {};
   if (values.port !== undefined) result.port = values.port;

@@ -166,6 +166,12 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
         [['keys'], 'keys needs an action: keys create.'],
         [['merchant'], 'merchant needs an action: merchant create, merchant activate'],
         [['merchant', 'create'], '--name'],
+        [
+          ['merchant', 'suspend', 'mid_1', 'mid_2'],
+          "Unexpected argument 'mid_2' after 'kosh merchant suspend mid_1'.",
+        ],
+        [['migrate', 'now'], "Unexpected argument 'now' after 'kosh migrate'."],
+        [['serve', '3000'], "Unexpected argument '3000' after 'kosh serve'."],
       ] as const) {
         const process = runKosh([...args], { KOSH_DATA_DIR: untouched });
         expect(await process.exited, args.join(' ')).toBe(64);

@@ -178,20 +178,20 @@ describe('KYC documents on two hosts sharing PostgreSQL', () => {
   });
 
   async function kosh(dataDir: string, ...args: string[]) {
+    return koshCommand(['documents', 'migrate', ...args, '--data-dir', dataDir]);
+  }
+
+  async function koshCommand(args: string[]) {
     const url = (first.container.db as { url?: string }).url!;
     try {
-      const { stdout, stderr } = await run(
-        process.execPath,
-        [MAIN, 'documents', 'migrate', ...args, '--database-url', url, '--data-dir', dataDir],
-        {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            KOSH_LOG_LEVEL: 'silent',
-            KOSH_ENCRYPTION_KEY: first.container.config.encryptionKey!.toString('base64'),
-          },
+      const { stdout, stderr } = await run(process.execPath, [MAIN, ...args, '--database-url', url], {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          KOSH_LOG_LEVEL: 'silent',
+          KOSH_ENCRYPTION_KEY: first.container.config.encryptionKey!.toString('base64'),
         },
-      );
+      });
       return { code: 0, stdout, stderr };
     } catch (error) {
       const failed = error as { code: number; stdout: string; stderr: string };
@@ -252,6 +252,15 @@ describe('KYC documents on two hosts sharing PostgreSQL', () => {
     expect(text.stdout).toMatch(/^moved\s+0$/m);
     expect(text.stdout).toMatch(/^already_stored\s+\d+$/m);
     expect(fs.existsSync(leftOver)).toBe(false);
+  });
+
+  it('kosh migrate --json says in JSON which migrations it applied: none on a migrated database', async () => {
+    const migrated = await koshCommand(['migrate', '--json']);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.code).toBe(0);
+    expect(JSON.parse(migrated.stdout)).toEqual({ applied: [] });
+    const text = await koshCommand(['migrate']);
+    expect(text.stdout).toBe('The database is up to date.\n');
   });
 
   it('reports a hash mismatch and a missing file, leaves them as they are and exits non-zero', async () => {
