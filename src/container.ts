@@ -7,7 +7,7 @@ import { type ConnectorDirectory, createConnectorDirectory } from './connectors/
 import { createSandboxConnector } from './connectors/sandbox/sandbox.connector.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
-import { openDatabase } from './db/open.js';
+import { migrateDatabase, openDatabase } from './db/open.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { createFailpoints, type Failpoints } from './domain/failpoints.js';
 import { createIdGenerator, type IdGenerator } from './domain/ids.js';
@@ -296,7 +296,11 @@ export async function createContainer(config: Config, options: ContainerOptions 
   const db = options.db ?? (await openDatabase(config));
   try {
     if (options.migrate !== false) {
-      const applied = await migrate(db);
+      const onWait = () => log.info('waiting for another process to finish applying migrations');
+      // A database handed in (tests) is migrated as it is; one opened here, on a connection of its own.
+      const applied = options.db
+        ? await migrate(db, undefined, { onWait })
+        : await migrateDatabase(config, db, undefined, { onWait });
       if (applied.length > 0) log.info({ migrations: applied }, 'applied migrations');
     }
     const clock = options.clock ?? systemClock;

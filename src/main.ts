@@ -9,6 +9,7 @@ import { TRIGGERS, TriggerError, trigger } from './cli/trigger.js';
 import { ListenError, startWebhooksListen } from './cli/webhooks-listen.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError, DataDirUnusableError } from './db/data-dir-lock.js';
+import { SchemaTooNewError } from './db/migrate.js';
 import { DatabaseStartError, EXIT_DATABASE_UNAVAILABLE } from './db/postgres.js';
 import { KoshError } from './domain/errors.js';
 import { EncryptionKeyError } from './security/key-check.js';
@@ -137,6 +138,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof DataDirLockedError ||
     error instanceof DataDirUnusableError ||
     error instanceof DatabaseStartError ||
+    error instanceof SchemaTooNewError ||
     error instanceof EncryptionKeyError ||
     error instanceof UsageError ||
     error instanceof ListenError ||
@@ -144,7 +146,9 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof TriggerError ||
     error instanceof KoshError
   ) {
-    process.stderr.write(`kosh: ${error.message}\n`);
+    // The driver's words behind "the database is unavailable" (a timeout, a refused connection).
+    const cause = error instanceof KoshError && typeof error.cause === 'string' ? ` (${error.cause})` : '';
+    process.stderr.write(`kosh: ${error.message}${cause}\n`);
     if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);
     if (error instanceof DatabaseStartError && cluster.isWorker) process.exit(EXIT_DATABASE_UNAVAILABLE);
     process.exit(error instanceof UsageError ? 64 : 1);

@@ -1,8 +1,7 @@
 import { loadConfig } from '../config.js';
 import { type Container, createContainer } from '../container.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
-import { migrate } from '../db/migrate.js';
-import { openDatabase } from '../db/open.js';
+import { migrateDatabase, openDatabase } from '../db/open.js';
 import {
   AdminChannelError,
   adminSocketPath,
@@ -102,7 +101,7 @@ export async function migrateCommand(values: Parsed['values']): Promise<void> {
   const config = loadConfig(process.env, overrides(values));
   const db = await openDatabase(config);
   try {
-    const applied = await migrate(db);
+    const applied = await migrateDatabase(config, db);
     if (values.json) process.stdout.write(`${JSON.stringify({ applied })}\n`);
     else {
       process.stdout.write(

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { loadConfig } from '../config.js';
-import { migrate } from '../db/migrate.js';
-import { openDatabase } from '../db/open.js';
+import { migrateDatabase, openDatabase } from '../db/open.js';
 import { createFolderStore, moveFilesIntoDatabase } from '../modules/merchants/document-store.js';
 import { createRepos } from '../repos.js';
 import { overrides, type Parsed } from './options.js';
@@ -26,7 +25,7 @@ export async function migrateDocuments(values: Parsed['values']): Promise<void> 
   }
   const db = await openDatabase(config);
   try {
-    await migrate(db);
+    await migrateDatabase(config, db);
     const report = await moveFilesIntoDatabase({
       db,
       repo: createRepos().documents,

@@ -44,13 +44,31 @@ export function loadMigrations(dir = migrationsDir()): Migration[] {
   return migrations;
 }
 
+/** The database is at a migration this Kosh does not know: an older build started on a newer schema. */
+export class SchemaTooNewError extends Error {}
+
+export interface MigrateOptions {
+  /** Called once when another process holds the migration lock and this one waits for it. */
+  onWait?: () => void;
+}
+
 /**
  * Applies the migrations not yet applied, forward only, in one transaction holding an advisory
  * lock: two processes starting at once apply each migration exactly once.
  */
-export async function migrate(db: Db, migrations = loadMigrations()): Promise<string[]> {
+export async function migrate(
+  db: Db,
+  migrations = loadMigrations(),
+  options: MigrateOptions = {},
+): Promise<string[]> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+    const [free] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [
+      MIGRATION_LOCK_ID,
+    ]);
+    if (!free?.locked) {
+      options.onWait?.();
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+    }
     await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,
@@ -63,7 +81,7 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<st
     // may have gaps.
     const known = Math.max(0, ...migrations.map((migration) => migration.version));
     if (newest > known) {
-      throw new Error(
+      throw new SchemaTooNewError(
         `The database is at migration ${newest}, newer than this Kosh (${known}). Upgrade Kosh.`,
       );
     }

@@ -11,6 +11,7 @@ import {
 export interface PostgresOptions {
   poolSize: number;
   connectTimeoutMs: number;
+  /** PostgreSQL's statement_timeout, and the client's wait for an answer a second longer; 0: none. */
   statementTimeoutMs: number;
   /** Refuse calls that leave the process inside a transaction (db.ts, `createTransactionGuard`). */
   transactionGuard: boolean;
@@ -23,8 +24,9 @@ export function openPostgres(connectionString: string, options: PostgresOptions)
     connectionString,
     max: options.poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs,
+    // 0: no limit (migrations, src/db/open.ts); PostgreSQL reads a statement_timeout of 0 so too.
     statement_timeout: options.statementTimeoutMs,
-    query_timeout: options.statementTimeoutMs + 1_000,
+    query_timeout: options.statementTimeoutMs > 0 ? options.statementTimeoutMs + 1_000 : undefined,
     idleTimeoutMillis: 30_000,
     application_name: 'kosh',
   });

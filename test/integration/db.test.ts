@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPoolDb, createTransactionGuard } from '../../src/db/db.js';
-import { loadMigrations, migrate } from '../../src/db/migrate.js';
+import { loadMigrations, migrate, SchemaTooNewError } from '../../src/db/migrate.js';
+import { migrateDatabase } from '../../src/db/open.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { KoshError } from '../../src/domain/errors.js';
 import { roundTripLog } from '../helpers/counting-db.js';
@@ -24,6 +25,39 @@ describe('migrations on PostgreSQL', () => {
       expect(await migrate(pools[0]!)).toEqual([]);
     } finally {
       await Promise.all(pools.map((db) => db.close()));
+      await database.drop();
+    }
+  });
+
+  it('are not held to the statement timeout: a slow migration, and the wait for another host applying them', async () => {
+    const database = await createEmptyPostgresDatabase();
+    const config = { databaseUrl: database.url, dbConnectTimeoutMs: 2_000, transactionGuard: true };
+    // The service's own handle, with a statement timeout far below what the migrations take.
+    const db = openPostgres(database.url, { ...OPTIONS, statementTimeoutMs: 100 });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    const slow = [
+      ...loadMigrations(),
+      { version: 9_998, name: '9998_slow_index', sql: 'SELECT pg_sleep(0.4)' },
+    ];
+    try {
+      await expect(db.query('SELECT pg_sleep(0.4)')).rejects.toMatchObject({ code: 'service_unavailable' });
+      // Another host holds the migration lock for 0.5 s.
+      await admin.query('BEGIN');
+      await admin.query('SELECT pg_advisory_xact_lock(4242001)');
+      const released = new Promise((resolve) => setTimeout(resolve, 500)).then(() => admin.query('COMMIT'));
+      let waited = 0;
+      const applied = await migrateDatabase(config, db, slow, { onWait: () => waited++ });
+      await released;
+      expect(waited).toBe(1);
+      expect(applied).toEqual(slow.map((migration) => migration.name));
+      // The service's handle keeps its timeout.
+      await expect(db.query('SELECT pg_sleep(0.4)')).rejects.toMatchObject({ code: 'service_unavailable' });
+      // A build that knows fewer migrations than the database has applied refuses it, by name.
+      await expect(migrateDatabase(config, db)).rejects.toBeInstanceOf(SchemaTooNewError);
+    } finally {
+      await admin.end();
+      await db.close();
       await database.drop();
     }
   });
