@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/db.js';
 import { type Clock, unixSeconds } from '../../domain/clock.js';
+import { KoshError } from '../../domain/errors.js';
 import type { IdGenerator } from '../../domain/ids.js';
 import type { KeyRing } from '../../security/keyring.js';
 import type { ClaimedDelivery, DeliveriesRepo } from './deliveries.repo.js';
@@ -49,19 +51,24 @@ export function webhookBody(
  * call, the send runs outside every transaction, and the outcome is recorded in one transaction.
  * A worker killed after claiming leaves a lease that runs out, and the delivery is retried.
  */
+/** A retry of a failed record starts only if it can end this long before the lease does. */
+const RECORD_MARGIN_MS = 1_000;
+
 export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   const { db, deliveries, endpoints, ids, clock, log } = deps;
 
   async function claim(
     limit = deps.batchSize,
     skipAccounts: string[] = [],
-  ): Promise<{ token: string; claimed: ClaimedDelivery[] }> {
+  ): Promise<{ token: string; claimed: ClaimedDelivery[]; leaseEnds: number }> {
     const token = randomBytes(12).toString('hex');
+    // When the lease ends on this process's monotonic clock: measured before the claim, so never late.
+    const leaseEnds = performance.now() + deps.leaseMs;
     const now = clock.now();
     const claimed = await db.transaction((tx) =>
       deliveries.claimDue(tx, limit, token, now, new Date(now.getTime() + deps.leaseMs), skipAccounts),
     );
-    return { token, claimed };
+    return { token, claimed, leaseEnds };
   }
 
   async function send(delivery: ClaimedDelivery): Promise<SendResult> {
@@ -155,7 +162,44 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     });
   }
 
-  async function deliver(delivery: ClaimedDelivery, token: string): Promise<void> {
+  /**
+   * Records an attempt that was sent. While the database is unavailable (a restart, a failover) it
+   * tries again, for as long as the lease keeps other workers from sending the delivery again: an
+   * outcome given up on would leave the lease to run out, the receiver would get the event a second
+   * time, and the first attempt would be missing from the attempt log. Past the lease, or when
+   * the job stops, it gives up and the lease does its work.
+   */
+  async function recordWhileLeased(
+    delivery: ClaimedDelivery,
+    token: string,
+    result: SendResult,
+    attemptedAt: Date,
+    leaseEnds: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
+      try {
+        return await record(delivery, token, result, attemptedAt);
+      } catch (error) {
+        const unavailable = error instanceof KoshError && error.code === 'service_unavailable';
+        if (!unavailable || signal?.aborted || performance.now() + wait + RECORD_MARGIN_MS > leaseEnds) {
+          throw error;
+        }
+        log.warn(
+          { delivery_id: delivery.id, retry_in_ms: wait },
+          'recording a webhook attempt failed: the database is unavailable; trying again',
+        );
+        await sleep(wait, undefined, { signal }).catch(() => {});
+      }
+    }
+  }
+
+  async function deliver(
+    delivery: ClaimedDelivery,
+    token: string,
+    leaseEnds = performance.now() + deps.leaseMs,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const attemptedAt = clock.now();
     const result = await send(delivery);
     // Ids only: the URL may carry the merchant's own tokens in its query string.
@@ -171,7 +215,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
       },
       'webhook attempt',
     );
-    await record(delivery, token, result, attemptedAt);
+    await recordWhileLeased(delivery, token, result, attemptedAt, leaseEnds, signal);
   }
 
   // The job's sender: up to `batchSize` requests in flight, a slot taken again as soon as one ends
@@ -181,9 +225,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   const perAccount = new Map<string, number>();
   const accountShare = Math.max(1, Math.ceil(deps.batchSize / 2));
 
-  function start(delivery: ClaimedDelivery, token: string): void {
+  function start(delivery: ClaimedDelivery, token: string, leaseEnds: number, signal: AbortSignal): void {
     perAccount.set(delivery.account_id, (perAccount.get(delivery.account_id) ?? 0) + 1);
-    const running = deliver(delivery, token)
+    const running = deliver(delivery, token, leaseEnds, signal)
       .catch((error: unknown) => {
         // The lease is still set: the delivery will be retried after it runs out.
         log.error({ err: error, delivery_id: delivery.id }, 'recording a webhook attempt failed');
@@ -213,12 +257,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
         return 1;
       }
       const full = [...perAccount].filter(([, count]) => count >= accountShare).map(([account]) => account);
-      const { token, claimed } = await claim(free, full);
+      const { token, claimed, leaseEnds } = await claim(free, full);
       const extra: string[] = [];
       for (const delivery of claimed) {
         if (signal.aborted || (perAccount.get(delivery.account_id) ?? 0) >= accountShare)
           extra.push(delivery.id);
-        else start(delivery, token);
+        else start(delivery, token, leaseEnds, signal);
       }
       // Claimed past an account's share (or as the job stops): given back untouched, at once.
       if (extra.length > 0) await deliveries.release(db, extra, token);
@@ -230,7 +274,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
     },
     /** One batch: claim, send them all concurrently, record each. Returns how many were claimed. */
     async runOnce(signal?: AbortSignal): Promise<number> {
-      const { token, claimed } = await claim();
+      const { token, claimed, leaseEnds } = await claim();
       if (claimed.length === 0) return 0;
       if (signal?.aborted) {
         await deliveries.release(
@@ -240,7 +284,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
         );
         return claimed.length;
       }
-      const results = await Promise.allSettled(claimed.map((delivery) => deliver(delivery, token)));
+      const results = await Promise.allSettled(
+        claimed.map((delivery) => deliver(delivery, token, leaseEnds, signal)),
+      );
       for (const result of results) {
         // The lease is still set: the delivery will be retried after it runs out.
         if (result.status === 'rejected')
