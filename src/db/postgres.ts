@@ -33,14 +33,65 @@ export function openPostgres(connectionString: string, options: PostgresOptions)
   // An idle client losing its connection (server restart) must not crash the process;
   // the pool drops it and the next query opens a fresh one.
   pool.on('error', () => {});
+  const pinger = createPinger(connectionString, options.connectTimeoutMs);
   const db = createPoolDb(pool, 'postgres', {
     guard: createTransactionGuard(options.transactionGuard),
     onRoundTrip: options.onRoundTrip,
+    closeExtra: pinger.close,
   });
   return Object.assign(db, {
+    ping: pinger.ping,
     listen: (channel: string, handlers: ChannelHandlers) =>
       listen(connectionString, options, channel, handlers),
   });
+}
+
+/**
+ * `/readyz`'s question, "can this host reach PostgreSQL?", asked on a connection of its own: through
+ * the pool it would wait behind the requests, and a busy host (or every host, while one table is
+ * locked) would be taken out of the balancer though the database answers. The connection is opened
+ * on the first ping and again after any failure; pings that overlap share one answer.
+ */
+function createPinger(connectionString: string, timeoutMs: number) {
+  let client: pg.Client | undefined;
+  let asking: Promise<void> | undefined;
+  const drop = async () => {
+    const lost = client;
+    client = undefined;
+    await lost?.end().catch(() => {});
+  };
+  const ask = async () => {
+    try {
+      if (!client) {
+        const fresh = new pg.Client({
+          connectionString,
+          connectionTimeoutMillis: timeoutMs,
+          query_timeout: timeoutMs,
+          application_name: 'kosh-ping',
+        });
+        // A connection lost between pings (a restart, a terminated backend): the next ping opens another.
+        fresh.on('error', () => {});
+        fresh.on('end', () => {
+          if (client === fresh) client = undefined;
+        });
+        client = fresh;
+        await fresh.connect();
+      }
+      await client.query('SELECT 1');
+    } catch (error) {
+      await drop();
+      throw error;
+    }
+  };
+  return {
+    ping(): Promise<void> {
+      asking ??= ask().finally(() => {
+        asking = undefined;
+      });
+      return asking;
+    },
+    close: drop,
+  };
 }
 
 /** The database a start was given cannot be used; said in one sentence, as a bad setting is. */

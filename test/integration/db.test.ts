@@ -62,6 +62,36 @@ describe('migrations on PostgreSQL', () => {
     }
   });
 
+  it("answers /readyz's ping on a connection of its own: not behind a busy pool, and again after the connection is cut", async () => {
+    const database = await createEmptyPostgresDatabase();
+    const db = openPostgres(database.url, { ...OPTIONS, poolSize: 1, connectTimeoutMs: 500 });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      // The pool's one connection is busy for 1.5 s; a request waiting for it gives up after 0.5 s.
+      const busy = db.transaction((tx) => tx.query('SELECT pg_sleep(1.5)'));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await expect(db.query('SELECT 1')).rejects.toMatchObject({ code: 'service_unavailable' });
+      const started = performance.now();
+      await db.ping();
+      expect(performance.now() - started).toBeLessThan(450);
+      await busy;
+      // The ping's connection is cut (a restart, a failover): the next ping opens another.
+      const [cut] = (
+        await admin.query(
+          "SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE application_name = 'kosh-ping' AND datname = current_database()",
+        )
+      ).rows;
+      expect(cut).toEqual({ cut: true });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await db.ping();
+    } finally {
+      await admin.end();
+      await db.close();
+      await database.drop();
+    }
+  });
+
   it('survives a connection cut between two statements of a transaction', async () => {
     const db = await openTestDatabase('postgres');
     const admin = new pg.Client({ connectionString: db.url });
