@@ -6,7 +6,13 @@ import { escapeHtml, html, htmlDocument, trusted } from './html.js';
 export interface Page {
   status: number;
   html: string;
-  /** Origins the page's form may post to, besides its own. */
+  /**
+   * Sources the page's form may post to besides Kosh (CSP `form-action`). A form that leaves Kosh
+   * (the return to the merchant, a provider's POST step) names its target's scheme, `https:` or
+   * `http:`, not the target's origin: browsers hold the redirects that follow the post to
+   * `form-action` too, and a merchant's return endpoint may answer with a redirect to another of
+   * its hosts, a provider's with a redirect to a bank. An IPv6 address is no valid source at all.
+   */
   formTargets: string[];
   /** Answer with a redirect to this address instead of the page (302, or `redirectStatus`). */
   redirect?: string;

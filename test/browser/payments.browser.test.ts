@@ -1,9 +1,12 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pLimit from 'p-limit';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_TEST_TIMEOUT_MS, saveScreenshot } from '../helpers/browser.js';
 import { DATABASE_KINDS } from '../helpers/databases.js';
 import type { Harness, TestAccount } from '../helpers/harness.js';
+import { createPayment } from '../helpers/payments.js';
 import { type ShopInBrowser, startShopInBrowser } from '../helpers/shop-in-browser.js';
 import { drain } from '../helpers/webhook-events.js';
 
@@ -51,6 +54,26 @@ const WALKED = new Set(['ICIC', 'payzapp']);
  * workers run file after file.
  */
 const PAGES_AT_ONCE = 3;
+
+/** A merchant's endpoint on this machine (an IPv6 address too); `answer` gets the drained request. */
+async function merchantEndpoint(
+  host: '127.0.0.1' | '::1',
+  answer: (request: http.IncomingMessage, response: http.ServerResponse) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => answer(request, response));
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: host === '::1' ? `http://[::1]:${port}` : `http://${host}:${port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 for (const kind of DATABASE_KINDS) {
   // The cases are independent payments, each in its own page: they run at once (the browser and
@@ -121,6 +144,42 @@ for (const kind of DATABASE_KINDS) {
         expect(state.shipments[orderId]).toBe(1);
         expect(state.fulfilled[orderId]?.event).toBe(event.id);
       }));
+
+    // The return's form leaves Kosh for the merchant, whose endpoint may redirect the browser on to
+    // another of its hosts (post, then redirect), or be an IPv6 address: the page's CSP lets both through.
+    if (kind === 'pglite') {
+      it('returns the customer through a merchant endpoint that redirects to another origin, and to an IPv6 address', () =>
+        walk(async (page) => {
+          const landing = await merchantEndpoint('127.0.0.1', (_request, response) => {
+            response.writeHead(200, { 'content-type': 'text/html' }).end('<h1 id="landed">Thank you</h1>');
+          });
+          const redirect = (_request: http.IncomingMessage, response: http.ServerResponse) => {
+            response.writeHead(303, { location: `${landing.url}/done` }).end();
+          };
+          const endpoints = [
+            await merchantEndpoint('127.0.0.1', redirect),
+            await merchantEndpoint('::1', redirect),
+          ];
+          const blocked: string[] = [];
+          page.on('console', (message) => {
+            if (message.text().includes('Content Security Policy')) blocked.push(message.text());
+          });
+          try {
+            for (const endpoint of endpoints) {
+              const { paymentId } = await createPayment(harness, merchant, {
+                return_url: `${endpoint.url}/return`,
+              });
+              await page.goto(`${koshUrl}/v1/payments/${paymentId}/authentication/`);
+              await page.locator('button[name="choice"][value="success"]').click();
+              await page.waitForURL(`${landing.url}/done`);
+              await expect(page.locator('#landed').textContent()).resolves.toBe('Thank you');
+            }
+            expect(blocked).toEqual([]);
+          } finally {
+            await Promise.all([landing, ...endpoints].map((endpoint) => endpoint.close()));
+          }
+        }));
+    }
 
     for (const testCase of CASES) {
       // The outcomes are the payment core's, proven over HTTP on both databases: PostgreSQL walks

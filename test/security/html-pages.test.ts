@@ -99,9 +99,9 @@ describeEachDatabase('security: HTML pages escape every caller value', (harness)
       // The form posts back to exactly the URL the merchant gave: escaped, not rewritten.
       const action = /<form id="kosh-return" method="POST" action="([^"]*)">/.exec(returned.body)?.[1];
       expect(decodeEntities(action ?? '')).toBe(returnUrl);
-      // And the page lets the form go to that URL's origin, as a browser reads it, and no other.
+      // And the page lets the form go to that URL's scheme (and the redirects after it), as a browser reads it.
       const formAction = /form-action ([^;]*);/.exec(String(returned.headers['content-security-policy']));
-      expect(formAction?.[1]?.split(' ').at(-1)).toBe(new URL(returnUrl).origin);
+      expect(formAction?.[1]?.split(' ').at(-1)).toBe(new URL(returnUrl).protocol);
     },
   );
 

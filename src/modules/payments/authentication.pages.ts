@@ -88,7 +88,7 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
         body,
         script: "document.getElementById('kosh-provider').submit();",
       }),
-      formTargets: [new URL(next.url).origin],
+      formTargets: [new URL(next.url).protocol],
     };
   }
   if (view.kind === 'unavailable') {
@@ -127,7 +127,7 @@ export function renderAuthenticationPage(view: AuthenticationView, nonce: string
       body,
       script: "document.getElementById('kosh-return').submit();",
     }),
-    formTargets: [new URL(returning.return_url).origin],
+    formTargets: [new URL(returning.return_url).protocol],
   };
 }
 
