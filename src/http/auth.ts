@@ -3,6 +3,7 @@ import { KoshError } from '../domain/errors.js';
 import type { AccountKind } from '../domain/scope.js';
 import type { AccountsService } from '../modules/accounts/accounts.service.js';
 import type { Principal } from '../modules/accounts/principal.js';
+import { sentMoreThanOnce } from './headers.js';
 import type { RateLimiter } from './rate-limit.js';
 import { RequestLogger } from './request-logger.js';
 import { fromKoshOrNoPage } from './request-site.js';
@@ -25,7 +26,8 @@ export function parseBasic(
   header: string | undefined,
 ): { apiKey: string; secret: string } | 'missing' | 'malformed' {
   if (!header) return 'missing';
-  const match = /^Basic ([A-Za-z0-9+/=]{1,1024})$/i.exec(header.trim());
+  // RFC 9110: the scheme, then one or more spaces, then the token.
+  const match = /^Basic +([A-Za-z0-9+/=]{1,1024})$/i.exec(header.trim());
   if (!match?.[1]) return 'malformed';
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
@@ -88,13 +90,17 @@ export function createAuthHook(accounts: AccountsService, publicUrl: string, lim
     if (!SAFE_METHODS.has(request.method) && !fromKoshOrNoPage(request.headers, publicOrigin)) {
       throw new KoshError('cross_site_request');
     }
-    const credentials = parseBasic(request.headers.authorization);
+    const credentials = sentMoreThanOnce(request.raw.rawHeaders, 'authorization')
+      ? 'repeated'
+      : parseBasic(request.headers.authorization);
     if (credentials === 'missing') throw new KoshError('authentication_required');
     limiter?.checkAddress(request, reply);
-    if (credentials === 'malformed') {
+    if (credentials === 'malformed' || credentials === 'repeated') {
       const malformed = new KoshError(
         'invalid_credentials',
-        'The Authorization header is not valid HTTP Basic: base64(api_key:secret_key).',
+        credentials === 'repeated'
+          ? 'Send one Authorization header, not several.'
+          : 'The Authorization header is not valid HTTP Basic: base64(api_key:secret_key).',
       );
       if (!limiter) throw malformed;
       limiter.recordAuthFailure(request).then(() => done(malformed), done);

@@ -10,6 +10,7 @@ import {
   isValidIdempotencyKey,
 } from '../modules/idempotency/idempotency.service.js';
 import { canonicalJson } from './canonical-json.js';
+import { sentMoreThanOnce } from './headers.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -126,6 +127,9 @@ export function createKeyed(deps: { idempotency: IdempotencyService; db: Db }) {
     if (!mode) throw new Error(`${request.method} ${request.routeOptions.url} declares no idempotency mode.`);
     const key = request.headers['idempotency-key'];
     if (key === undefined || !request.principal) return work(plain);
+    if (sentMoreThanOnce(request.raw.rawHeaders, 'idempotency-key')) {
+      throw new KoshError('invalid_idempotency_key', 'Send one Idempotency-Key header, not several.');
+    }
     if (!isValidIdempotencyKey(key)) {
       throw new KoshError(
         'invalid_idempotency_key',

@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 
@@ -86,6 +87,31 @@ describeEachDatabase('authentication and modes', (harness) => {
       'invalid_credentials',
     );
     await expect401(basicAuth({ api_key: 'not_a_key', secret_key: 'x' }), 'invalid_credentials');
+  });
+
+  it('reads Basic after any number of spaces, and refuses a request that sends two Authorization headers', async () => {
+    const right = basicAuth(merchant.credentials);
+    const spaced = await harness().request('GET', '/v1/orders/', {
+      auth: right.replace('Basic ', 'Basic   '),
+    });
+    expect(spaced.statusCode, spaced.body).toBe(200);
+    // Node keeps the first of several: a request sending two would be judged by one it did not choose.
+    for (const twice of [
+      [right, 'Basic Zm9vOmJhcg=='],
+      ['Basic Zm9vOmJhcg==', right],
+    ]) {
+      const response = await harness().app.inject({
+        method: 'GET',
+        url: '/v1/orders/',
+        // Node's header types allow one Authorization; the wire allows several.
+        headers: { authorization: twice } as unknown as OutgoingHttpHeaders,
+      });
+      expect(response.statusCode).toBe(401);
+      expect(response.json().error).toMatchObject({
+        code: 'invalid_credentials',
+        message: 'Send one Authorization header, not several.',
+      });
+    }
   });
 
   it('checks the secret on every request, also once the key is cached', async () => {

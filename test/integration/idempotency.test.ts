@@ -1,6 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
 import { requestFingerprint } from '../../src/http/idempotency.js';
-import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
+import { basicAuth, describeEachDatabase, type TestAccount } from '../helpers/harness.js';
 
 const ORDER = { amount: 5000, currency: 'INR', receipt: 'idem-1', metadata: { cart: 'c-1' } };
 
@@ -127,6 +127,22 @@ describeEachDatabase('idempotency', (harness) => {
     expect(reply.json().error).toMatchObject({
       type: 'invalid_request_error',
       code: 'invalid_idempotency_key',
+    });
+    expect(await orderCount(account.id)).toBe(0);
+  });
+
+  it('refuses two Idempotency-Key headers, which would otherwise be read as one key joined by a comma', async () => {
+    const account = await harness().merchant('Two keys');
+    const reply = await harness().app.inject({
+      method: 'POST',
+      url: '/v1/orders/',
+      headers: { authorization: basicAuth(account.credentials), 'idempotency-key': ['two-a', 'two-b'] },
+      payload: ORDER,
+    });
+    expect(reply.statusCode).toBe(400);
+    expect(reply.json().error).toMatchObject({
+      code: 'invalid_idempotency_key',
+      message: 'Send one Idempotency-Key header, not several.',
     });
     expect(await orderCount(account.id)).toBe(0);
   });
