@@ -181,6 +181,19 @@ describeEachDatabase('payment authentication pages', (harness) => {
     expect((await choose(harness(), paymentId, fresh, 'success')).statusCode).toBe(200);
   });
 
+  it("answers HEAD without replacing the open page's token: a link checker or prefetcher changes nothing", async () => {
+    const { paymentId } = await createPayment(harness(), merchant);
+    const token = await openPage(harness(), paymentId);
+    const head = await harness().request('HEAD', `/v1/payments/${paymentId}/authentication/`);
+    expect(head.statusCode).toBe(200);
+    expect(head.body).toBe('');
+    expectPageHeaders(head.headers);
+    expect((await harness().request('HEAD', '/v1/payments/pay_unknown/authentication/')).statusCode).toBe(
+      404,
+    );
+    expect((await choose(harness(), paymentId, token, 'success')).statusCode).toBe(200);
+  });
+
   it("settles the choice from the page's copy of the payment only while the payment is as the page read it", async () => {
     const account = await harness().merchant();
     const { db } = harness().container;

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { SANDBOX_CHOICES, type SandboxChoice } from '../../connectors/sandbox/sandbox.connector.js';
+import { notFound } from '../../domain/errors.js';
 import type { App } from '../../http/app-types.js';
 import { pageErrorHandler, sendPage } from '../../http/pages.js';
 import { errorResponses, IdParams } from '../../http/schemas.js';
@@ -70,10 +71,23 @@ export function registerAuthenticationRoutes(
     errorHandler: pageErrorHandler(publicOrigin, renderErrorPage),
   };
 
+  // Opening the page issues its single-use token and may start the payment at its provider: a
+  // HEAD (a link checker, a prefetcher) must do neither, so it is not the GET without its body.
+  app.head(
+    '/v1/payments/:id/authentication/',
+    { ...common, schema: { hide: true, params: IdParams } },
+    async (request, reply) => {
+      if (!(await service.exists(request.params.id))) throw notFound('payment', request.params.id);
+      const nonce = newNonce();
+      return sendPage(reply, { status: 200, html: '', formTargets: [] }, nonce, publicOrigin);
+    },
+  );
+
   app.get(
     '/v1/payments/:id/authentication/',
     {
       ...common,
+      exposeHeadRoute: false,
       schema: {
         tags: ['Payments'],
         summary: 'Authentication page (browser)',

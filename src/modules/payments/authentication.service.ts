@@ -327,6 +327,11 @@ export function createAuthenticationService(deps: {
   return {
     returnView,
 
+    /** HEAD: whether the page exists, read without issuing a token or calling a provider. */
+    async exists(paymentId: string): Promise<boolean> {
+      return (await repo.findById(db, paymentId)) !== undefined;
+    },
+
     /**
      * GET: sends the browser on to the payment's step while it waits for its customer (starting the
      * payment at the provider first when that has not happened yet); afterwards sends it back.
