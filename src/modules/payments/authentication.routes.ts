@@ -71,18 +71,7 @@ export function registerAuthenticationRoutes(
     errorHandler: pageErrorHandler(publicOrigin, renderErrorPage),
   };
 
-  // Opening the page issues its single-use token and may start the payment at its provider: a
-  // HEAD (a link checker, a prefetcher) must do neither, so it is not the GET without its body.
-  app.head(
-    '/v1/payments/:id/authentication/',
-    { ...common, schema: { hide: true, params: IdParams } },
-    async (request, reply) => {
-      if (!(await service.exists(request.params.id))) throw notFound('payment', request.params.id);
-      const nonce = newNonce();
-      return sendPage(reply, { status: 200, html: '', formTargets: [] }, nonce, publicOrigin);
-    },
-  );
-
+  quietHead(app, '/v1/payments/:id/authentication/', service, publicOrigin);
   app.get(
     '/v1/payments/:id/authentication/',
     {
@@ -137,6 +126,26 @@ export function registerAuthenticationRoutes(
 }
 
 /**
+ * Opening a payment's page issues its single-use token (and, for the authentication page, may start
+ * the payment at its provider): a HEAD (a link checker, a prefetcher) must do neither, so it is
+ * not the GET without its body. It says whether the payment exists, with the page's headers.
+ */
+function quietHead(app: App, url: string, service: AuthenticationService, publicOrigin: string): void {
+  app.head(
+    url,
+    {
+      config: { auth: 'none', idempotency: false },
+      errorHandler: pageErrorHandler(publicOrigin, renderErrorPage),
+      schema: { hide: true, params: IdParams },
+    },
+    async (request, reply) => {
+      if (!(await service.exists(request.params.id))) throw notFound('payment', request.params.id);
+      return sendPage(reply, { status: 200, html: '', formTargets: [] }, newNonce(), publicOrigin);
+    },
+  );
+}
+
+/**
  * UPI's browser-facing routes: the status Kosh's UPI page follows, and the sandbox UPI app (test
  * mode only; a live payment is not found there).
  */
@@ -177,10 +186,12 @@ export function registerUpiRoutes(app: App, service: AuthenticationService, publ
     const self = `${publicUrl}/v1/payments/${encodeURIComponent(id)}/upi-simulator/`;
     return sendPage(reply, renderAuthenticationPage(view, nonce, self), nonce, publicOrigin);
   };
+  quietHead(app, '/v1/payments/:id/upi-simulator/', service, publicOrigin);
   app.get(
     '/v1/payments/:id/upi-simulator/',
     {
       ...common,
+      exposeHeadRoute: false,
       schema: {
         tags: ['Payments'],
         summary: 'The sandbox UPI app (browser, test mode)',
