@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { visit } from 'jsonc-parser';
 import qs from 'qs';
 import { KoshError } from '../domain/errors.js';
+import { pathOfLiteral, wholeNumberWrittenOtherwise } from './json-numbers.js';
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
@@ -19,7 +20,19 @@ export const FORM_PARSE_OPTIONS = {
   allowPrototypes: true,
   strictDepth: true,
   throwOnLimitExceeded: true,
+  // qs keeps a value whose escapes are not UTF-8 (`caf%E9`, `%ZZ`) as its undecoded text; stored,
+  // that is text the caller never sent. Such a value is refused instead.
+  decoder(text: string) {
+    try {
+      return decodeURIComponent(text.replace(/\+/g, ' '));
+    } catch {
+      throw new MalformedEscape('malformed percent-escape');
+    }
+  },
 } as const satisfies qs.IParseOptions;
+
+/** A form field or value whose percent-escapes do not decode to UTF-8. */
+class MalformedEscape extends Error {}
 
 /**
  * JSON bodies as Fastify reads them, with two refusals made clear instead of silent or vague:
@@ -55,10 +68,24 @@ function registerJsonParser(app: FastifyInstance): void {
         // guess, so it is refused. Counting is cheap; the exact search runs only when the text has
         // more key-like `":` than the value has keys (a repeat, or a `":` inside a string).
         const repeated = keyEndsIn(text) > keyCount(value, 0) ? repeatedKeyPath(text) : undefined;
-        done(
-          repeated === undefined ? null : repeatedField(repeated),
-          repeated === undefined ? value : undefined,
-        );
+        if (repeated !== undefined) {
+          done(repeatedField(repeated), undefined);
+          return;
+        }
+        const written = wholeNumberWrittenOtherwise(text);
+        if (written !== undefined) {
+          const field = pathOfLiteral(text, written);
+          done(
+            new KoshError(
+              'invalid_field',
+              `${field || 'A number'} is written ${written}, which reads as the whole number ${Number(written)}: write whole numbers without a fraction or exponent (5000, not 5000.0 or 5e3).`,
+              field || undefined,
+            ),
+            undefined,
+          );
+          return;
+        }
+        done(null, value);
         return;
       }
       const field = prototypeKeyPath(text);
@@ -169,13 +196,22 @@ export function registerBodyParsers(app: FastifyInstance): void {
   // Only JSON and forms are API bodies; Fastify's built-in text/plain parser would turn a stray
   // text body into a confusing schema error instead of a clear 415.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser(FORM_TYPE, { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser(FORM_TYPE, { parseAs: 'buffer' }, (request, bytes, done) => {
     const encoded = encodingRefusal(request);
     if (encoded) {
       done(encoded, undefined);
       return;
     }
-    if (/^\s*[[{]/.test(body as string)) {
+    // Read as text, bytes that are not UTF-8 would become U+FFFD and be stored so: refused, as in JSON.
+    if (!isUtf8(bytes as Buffer)) {
+      done(
+        new KoshError('invalid_body', 'The form body is not valid UTF-8; send it encoded as UTF-8.'),
+        undefined,
+      );
+      return;
+    }
+    const body = (bytes as Buffer).toString('utf8');
+    if (/^\s*[[{]/.test(body)) {
       done(
         new KoshError(
           'invalid_body',
@@ -186,7 +222,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
       );
       return;
     }
-    const problem = formKeyProblem(body as string);
+    const problem = formKeyProblem(body);
     if (problem) {
       done(
         problem.kind === 'prototype'
@@ -197,9 +233,20 @@ export function registerBodyParsers(app: FastifyInstance): void {
       return;
     }
     try {
-      const parsed = qs.parse(body as string, FORM_PARSE_OPTIONS);
+      const parsed = qs.parse(body, FORM_PARSE_OPTIONS);
       done(null, parsed);
-    } catch {
+    } catch (error) {
+      if (error instanceof MalformedEscape) {
+        // The text itself is not repeated: it may be a value the caller would not want in an answer.
+        done(
+          new KoshError(
+            'invalid_body',
+            'The form body has a percent-escape that is not UTF-8 (such as %E9 or %ZZ): encode each character as its UTF-8 bytes (é is %C3%A9).',
+          ),
+          undefined,
+        );
+        return;
+      }
       done(
         new KoshError(
           'invalid_body',

@@ -212,6 +212,77 @@ describeEachDatabase('HTTP conventions', (harness) => {
       expect(fine.json().data.receipt).toBe('चाय ☕');
     });
 
+    it('refuses a form body that is not UTF-8, or whose percent-escapes are not, instead of storing other text', async () => {
+      const before = await ordersOf();
+      for (const payload of [
+        Buffer.concat([Buffer.from('amount=5000&currency=INR&receipt=caf'), Buffer.from([0xe9])]),
+        Buffer.from('amount=5000&currency=INR&receipt=caf%E9'),
+        Buffer.from('amount=5000&currency=INR&receipt=50%ZZoff'),
+        Buffer.from('amount=5000&currency=INR&rec%E9ipt=x'),
+      ]) {
+        const response = await harness().app.inject({
+          method: 'POST',
+          url: '/v1/orders/',
+          headers: { authorization: merchant.auth, 'content-type': 'application/x-www-form-urlencoded' },
+          payload,
+        });
+        expectError(response, 400, 'invalid_body');
+        expect(response.json().error.message, payload.toString('latin1')).toContain('UTF-8');
+      }
+      expect(await ordersOf()).toBe(before);
+      // UTF-8, escaped or sent as bytes, and a + for a space, are read as sent.
+      for (const receipt of ['caf%C3%A9+%E2%98%95', 'café ☕']) {
+        const fine = await harness().app.inject({
+          method: 'POST',
+          url: '/v1/orders/',
+          headers: { authorization: merchant.auth, 'content-type': 'application/x-www-form-urlencoded' },
+          payload: Buffer.from(`amount=5000&currency=INR&receipt=${receipt}`),
+        });
+        expect(fine.statusCode, fine.body).toBe(200);
+        expect(fine.json().data.receipt).toBe('café ☕');
+      }
+    });
+
+    it('refuses a whole number written with a fraction or exponent, which JSON would read as another integer', async () => {
+      const before = await ordersOf();
+      for (const [body, field, written] of [
+        ['{"amount":5000.0,"currency":"INR"}', 'amount', '5000.0'],
+        ['{"amount":5e3,"currency":"INR"}', 'amount', '5e3'],
+        ['{"amount":99.99999999999999999,"currency":"INR"}', 'amount', '99.99999999999999999'],
+        ['{"amount":5000.0000000000001,"currency":"INR"}', 'amount', '5000.0000000000001'],
+        [
+          '{"currency":"INR","receipt":"5.0 \\" 7.0","metadata":{"n":2.0},"amount":5000}',
+          'metadata.n',
+          '2.0',
+        ],
+      ] as const) {
+        const response = await harness().request('POST', '/v1/orders/', { auth: merchant, json: body });
+        expectError(response, 400, 'invalid_field');
+        expect(response.json().error.field, body).toBe(field);
+        expect(response.json().error.message).toContain(written);
+      }
+      expect(await ordersOf()).toBe(before);
+      // A fraction that is not whole is the schema's to judge; numbers inside strings are text.
+      expectError(
+        await harness().request('POST', '/v1/orders/', {
+          auth: merchant,
+          json: '{"amount":5000.5,"currency":"INR"}',
+        }),
+        400,
+        'invalid_field',
+      );
+      const fine = await harness().request('POST', '/v1/orders/', {
+        auth: merchant,
+        json: '{"amount":5000,"currency":"INR","receipt":"5.0e3","metadata":{"ratio":0.25,"n":-7}}',
+      });
+      expect(fine.statusCode, fine.body).toBe(200);
+      expect(fine.json().data).toMatchObject({
+        amount: 5000,
+        receipt: '5.0e3',
+        metadata: { ratio: 0.25, n: -7 },
+      });
+    });
+
     it('refuses a metadata number a double cannot hold exactly, and keeps the largest one that fits', async () => {
       const before = await ordersOf();
       for (const text of ['12345678901234567890', '9007199254740993', '-9007199254740992', '1e300']) {
