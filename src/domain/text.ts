@@ -21,3 +21,12 @@ export function shownNameProblem(
   if (trimmed.length > max) return 'too_long';
   return MISLEADING_CHARACTERS.test(trimmed) ? 'misleading' : null;
 }
+
+/**
+ * Lower case for codes (bank and wallet codes): only A–Z change. Unicode's own lower-casing maps
+ * other letters onto ASCII (the Kelvin sign U+212A to `k`), which would let a look-alike spelling
+ * pass as a code.
+ */
+export function asciiLowerCase(text: string): string {
+  return text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+}

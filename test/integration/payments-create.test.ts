@@ -141,6 +141,14 @@ describeEachDatabase('POST /v1/payments/create/s2s/', (harness) => {
       'return_url',
     ],
     ['bank not enabled', { bank: 'NOPE' }, 'method_not_enabled', 'bank'],
+    // U+212A KELVIN SIGN lower-cases to k: a look-alike of KKBK is not KKBK.
+    ['bank code with a look-alike letter', { bank: '\u212aKBK' }, 'method_not_enabled', 'bank'],
+    [
+      'wallet code with a look-alike letter',
+      { method: 'wallet', bank: undefined, wallet: 'mobi\u212awi\u212a' },
+      'method_not_enabled',
+      'wallet',
+    ],
     [
       'wallet not enabled',
       { method: 'wallet', bank: undefined, wallet: 'paypal' },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createIdGenerator, looksLikeId } from '../../src/domain/ids.js';
 import { checkAmount, formatMajor } from '../../src/domain/money.js';
-import { shownNameProblem } from '../../src/domain/text.js';
+import { asciiLowerCase, shownNameProblem } from '../../src/domain/text.js';
 import { TtlCache } from '../../src/domain/ttl-cache.js';
 
 describe('ids', () => {
@@ -105,5 +105,14 @@ describe('shownNameProblem', () => {
     expect(shownNameProblem('Shop\u202Eexe', 2, 100)).toBe('misleading');
     expect(shownNameProblem('Shop\nName', 2, 100)).toBe('misleading');
     expect(shownNameProblem('Shop\u001b[31m', 2, 100)).toBe('misleading');
+  });
+});
+
+describe('asciiLowerCase', () => {
+  it('lowers A to Z only, never mapping another letter onto ASCII', () => {
+    expect(asciiLowerCase('KKBK')).toBe('kkbk');
+    expect(asciiLowerCase('\u212aKBK')).toBe('\u212akbk');
+    expect(asciiLowerCase('\u0130CIC')).toBe('\u0130cic');
+    expect(asciiLowerCase('MobiKwik')).toBe('mobikwik');
   });
 });

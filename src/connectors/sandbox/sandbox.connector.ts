@@ -1,5 +1,6 @@
 import type { Clock } from '../../domain/clock.js';
 import type { PaymentMethod } from '../../domain/payment-methods.js';
+import { asciiLowerCase } from '../../domain/text.js';
 import type {
   Connector,
   ConnectorPayment,
@@ -26,8 +27,8 @@ export const SANDBOX_COLLECT_VPAS = { success: 'success@kosh', failure: 'failure
 /** Finds a sandbox bank or wallet by code, in any case. */
 export function sandboxInstrument(method: PaymentMethod, code: string): SandboxInstrument | undefined {
   const list = method === 'netbanking' ? SANDBOX_BANKS : SANDBOX_WALLETS;
-  const wanted = code.toLowerCase();
-  return list.find((instrument) => instrument.code.toLowerCase() === wanted);
+  const wanted = asciiLowerCase(code);
+  return list.find((instrument) => asciiLowerCase(instrument.code) === wanted);
 }
 
 /**

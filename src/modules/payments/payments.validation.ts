@@ -1,6 +1,7 @@
 import { isVpa } from '../../connectors/upi.js';
 import { KoshError } from '../../domain/errors.js';
 import type { Mode } from '../../domain/scope.js';
+import { asciiLowerCase } from '../../domain/text.js';
 import { literalAddress, readWrittenUrl } from '../../domain/urls.js';
 import type { CreatePayment } from './payments.model.js';
 
@@ -128,6 +129,6 @@ export function checkReturnUrl(raw: string, mode: Mode): URL {
 /** The canonical key of the account's methods matching `code` in any case, or undefined. */
 export function canonicalKey(keys: Record<string, string>, code: string): string | undefined {
   if (Object.hasOwn(keys, code)) return code;
-  const wanted = code.toLowerCase();
-  return Object.keys(keys).find((key) => key.toLowerCase() === wanted);
+  const wanted = asciiLowerCase(code);
+  return Object.keys(keys).find((key) => asciiLowerCase(key) === wanted);
 }
