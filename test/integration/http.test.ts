@@ -187,6 +187,15 @@ describeEachDatabase('HTTP conventions', (harness) => {
       }
     });
 
+    /** A create-order request whose body is these bytes, as sent. */
+    const postOrderBytes = (contentType: string, payload: Buffer) =>
+      harness().app.inject({
+        method: 'POST',
+        url: '/v1/orders/',
+        headers: { authorization: merchant.auth, 'content-type': contentType },
+        payload,
+      });
+
     it('refuses a JSON body that is not UTF-8 instead of storing U+FFFD', async () => {
       const before = await ordersOf();
       const payload = Buffer.concat([
@@ -194,12 +203,7 @@ describeEachDatabase('HTTP conventions', (harness) => {
         Buffer.from([0xff, 0xfe]),
         Buffer.from('"}'),
       ]);
-      const response = await harness().app.inject({
-        method: 'POST',
-        url: '/v1/orders/',
-        headers: { authorization: merchant.auth, 'content-type': 'application/json' },
-        payload,
-      });
+      const response = await postOrderBytes('application/json', payload);
       expectError(response, 400, 'invalid_json');
       expect(response.json().error.message).toContain('UTF-8');
       expect(await ordersOf()).toBe(before);
@@ -220,24 +224,17 @@ describeEachDatabase('HTTP conventions', (harness) => {
         Buffer.from('amount=5000&currency=INR&receipt=50%ZZoff'),
         Buffer.from('amount=5000&currency=INR&rec%E9ipt=x'),
       ]) {
-        const response = await harness().app.inject({
-          method: 'POST',
-          url: '/v1/orders/',
-          headers: { authorization: merchant.auth, 'content-type': 'application/x-www-form-urlencoded' },
-          payload,
-        });
+        const response = await postOrderBytes('application/x-www-form-urlencoded', payload);
         expectError(response, 400, 'invalid_body');
         expect(response.json().error.message, payload.toString('latin1')).toContain('UTF-8');
       }
       expect(await ordersOf()).toBe(before);
       // UTF-8, escaped or sent as bytes, and a + for a space, are read as sent.
       for (const receipt of ['caf%C3%A9+%E2%98%95', 'café ☕']) {
-        const fine = await harness().app.inject({
-          method: 'POST',
-          url: '/v1/orders/',
-          headers: { authorization: merchant.auth, 'content-type': 'application/x-www-form-urlencoded' },
-          payload: Buffer.from(`amount=5000&currency=INR&receipt=${receipt}`),
-        });
+        const fine = await postOrderBytes(
+          'application/x-www-form-urlencoded',
+          Buffer.from(`amount=5000&currency=INR&receipt=${receipt}`),
+        );
         expect(fine.statusCode, fine.body).toBe(200);
         expect(fine.json().data.receipt).toBe('café ☕');
       }
