@@ -46,14 +46,14 @@ export function webhookBody(
   });
 }
 
+/** A retry of a failed record starts only if it can end this long before the lease does. */
+const RECORD_MARGIN_MS = 1_000;
+
 /**
  * Claim → send → record, each step its own short step: the claim is committed before any network
  * call, the send runs outside every transaction, and the outcome is recorded in one transaction.
  * A worker killed after claiming leaves a lease that runs out, and the delivery is retried.
  */
-/** A retry of a failed record starts only if it can end this long before the lease does. */
-const RECORD_MARGIN_MS = 1_000;
-
 export function createDeliveryWorker(deps: DeliveryWorkerDeps) {
   const { db, deliveries, endpoints, ids, clock, log } = deps;
 
