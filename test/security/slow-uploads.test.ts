@@ -100,7 +100,9 @@ describeEachDatabase(
             `${[during.median, during.p99, during.max].map((ms) => ms.toFixed(1)).join('/')} ms beside ` +
             `${SLOW} idle uploads (${during.answers.length} requests)\n`,
         );
-        expect(during.answers.length).toBeGreaterThan(40);
+        // Starved, the first four requests would wait for the uploads' timeout (4 s) and the 2 s
+        // window would hold those four answers alone; a loaded CI machine gave 40 and 76 here.
+        expect(during.answers.length).toBeGreaterThan(8);
         expect(during.answers.filter((answer) => answer.status !== 200)).toEqual([]);
         // The usual answer is not held by the uploads: starved, it would wait for the request timeout
         // (REQUEST_TIMEOUT_MS, seconds). A loaded 2-core machine running other files beside this one
