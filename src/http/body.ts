@@ -1,9 +1,15 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { visit } from 'jsonc-parser';
 import qs from 'qs';
 import { KoshError } from '../domain/errors.js';
-import { pathOfLiteral, wholeNumberWrittenOtherwise } from './json-numbers.js';
+import {
+  keyCount,
+  keyEndsIn,
+  pathOfLiteral,
+  prototypeKeyPath,
+  repeatedKeyPath,
+  wholeNumberWrittenOtherwise,
+} from './json-text.js';
 
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
@@ -100,90 +106,6 @@ function registerJsonParser(app: FastifyInstance): void {
       );
     });
   });
-}
-
-const QUOTE = 0x22;
-/** Space, tab, line feed and carriage return: JSON's only whitespace. */
-const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-
-/** How many `:` follow a `"` (whitespace between): at least one for every key in a JSON text. */
-function keyEndsIn(text: string): number {
-  let count = 0;
-  for (let at = text.indexOf(':'); at !== -1; at = text.indexOf(':', at + 1)) {
-    let before = at - 1;
-    while (before >= 0 && JSON_WHITESPACE.has(text.charCodeAt(before))) before--;
-    if (text.charCodeAt(before) === QUOTE) count++;
-  }
-  return count;
-}
-
-/** Bodies nest a few levels at most; deeper than this the schema refuses them anyway. */
-const MAX_KEY_DEPTH = 32;
-
-/** The keys of a parsed JSON value, at every level (none counted past MAX_KEY_DEPTH). */
-function keyCount(node: unknown, depth: number): number {
-  if (node === null || typeof node !== 'object' || depth > MAX_KEY_DEPTH) return 0;
-  let count = 0;
-  if (Array.isArray(node)) {
-    for (const item of node) count += keyCount(item, depth + 1);
-    return count;
-  }
-  for (const key in node) count += 1 + keyCount((node as Record<string, unknown>)[key], depth + 1);
-  return count;
-}
-
-/** Where the first key sent twice in one object stands (`metadata.note`); undefined if none. */
-function repeatedKeyPath(text: string): string | undefined {
-  const open: Set<string>[] = [];
-  let found: string | undefined;
-  try {
-    visit(
-      text,
-      {
-        onObjectBegin: () => {
-          open.push(new Set());
-        },
-        onObjectEnd: () => {
-          open.pop();
-        },
-        onObjectProperty: (property, _offset, _length, _line, _column, pathOf) => {
-          const keys = open.at(-1);
-          if (keys?.has(property)) found ??= [...pathOf(), property].join('.');
-          keys?.add(property);
-        },
-      },
-      { disallowComments: true, allowTrailingComma: false },
-    );
-  } catch {
-    // Nested past the stack: the schema refuses such a body on its own.
-    return undefined;
-  }
-  return found;
-}
-
-/** Where a `__proto__` or `constructor.prototype` key stands in valid JSON text; undefined otherwise. */
-function prototypeKeyPath(text: string): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  // No deeper than a body the schema could accept (a deeper one is refused as invalid JSON), so that
-  // a hostile nesting cannot exhaust the stack.
-  const search = (node: unknown, path: string[]): string[] | undefined => {
-    if (!node || typeof node !== 'object' || path.length > MAX_KEY_DEPTH) return undefined;
-    for (const [key, item] of Object.entries(node)) {
-      const here = [...path, key];
-      if (key === '__proto__') return here;
-      if (key === 'constructor' && item && typeof item === 'object' && Object.hasOwn(item, 'prototype'))
-        return [...here, 'prototype'];
-      const found = search(item, here);
-      if (found) return found;
-    }
-    return undefined;
-  };
-  return search(value, [])?.join('.');
 }
 
 /**
