@@ -223,5 +223,19 @@ describe('Cashfree connector against FakeCashfree', () => {
       await decide(again.data?.cf_payment_id, 'success');
       expect((await connector.status(payment)).outcome).toBe('captured');
     });
+
+    it('keeps a payment open while an earlier attempt is at the bank, though a later one failed', async () => {
+      // The first attempt waits at the bank; the customer tries again on the same order and that
+      // attempt is declined. The first can still take the money: the payment is not failed.
+      const payment = await pay({}, 'pending');
+      const first = orderOf(payment).payments[0]?.cfPaymentId;
+      const again = started(await connector.initiate(payment));
+      await visitBank(again.next);
+      await decide(again.data?.cf_payment_id, 'failure');
+      expect(orderOf(payment).payments.map((attempt) => attempt.status)).toEqual(['PENDING', 'FAILED']);
+      expect(await connector.status(payment)).toEqual({ outcome: 'pending', rawStatus: 'PENDING' });
+      await decide(first, 'success');
+      expect((await connector.status(payment)).outcome).toBe('captured');
+    });
   });
 });

@@ -286,6 +286,22 @@ describe('Razorpay UPI against FakeRazorpay', () => {
     });
   });
 
+  it('a declined attempt leaves the payment open while the collect request whose answer was lost can still be approved', async () => {
+    const payment = upiPayment('collect');
+    fake.faults.pay = 'garbage';
+    const afterLoss = record(payment, await connector.initiate(payment));
+    delete fake.faults.pay;
+    const recorded = record(afterLoss, started(await connector.initiate(afterLoss)));
+    const order = fake.ordersFor(payment.id)[0];
+    const [lost, shown] = fake.paymentsFor(order?.id as string);
+    expect(shown?.id).toBe(recorded.provider.data.razorpay_payment_id);
+    fake.decide(shown!, 'upi_decline');
+    // The first request is still on the customer's phone: its approval would take the money.
+    expect(await connector.status(recorded)).toMatchObject({ outcome: 'pending' });
+    fake.decide(lost!, 'success');
+    expect(await connector.status(recorded)).toMatchObject({ outcome: 'captured' });
+  });
+
   it('a status Razorpay does not answer readably is unknown', async () => {
     const payment = upiPayment('intent');
     const recorded = record(payment, started(await connector.initiate(payment)));

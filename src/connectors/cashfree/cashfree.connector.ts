@@ -212,6 +212,15 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
     ) {
       return { outcome: 'not_started', rawStatus: result.rawStatus ?? null };
     }
+    // Every attempt on the order is this payment's (a retried page makes a second one): while an
+    // earlier attempt is still at the bank, it can still take the money, so the latest one's
+    // failure is not final and Kosh keeps asking.
+    if (
+      result.outcome === 'failed' &&
+      answer.body.some((other) => other !== attempt && cashfreeStatus(other).outcome === 'pending')
+    ) {
+      return { outcome: 'pending', rawStatus: 'PENDING' };
+    }
     return result;
   }
 

@@ -155,8 +155,8 @@ async function orderAttempts(
  * visits of Kosh's page at once (a double click, a reload in a second tab) each make one, Kosh
  * records the last, and the customer may pay in the other tab. Every attempt on the order is this
  * payment's, so the order decides: one that took the money is the answer; while another is still
- * at the bank, a failure of the recorded one is not final (pending); the order unread, neither is
- * that failure (unknown).
+ * at the bank (or, for UPI, still waiting for the customer's approval), a failure of the recorded
+ * one is not final (pending); the order unread, neither is that failure (unknown).
  */
 async function alongsideOtherAttempts(
   client: RazorpayClient,
@@ -169,9 +169,13 @@ async function alongsideOtherAttempts(
     return recorded.outcome === 'failed' ? { outcome: 'unknown', reason: attempts.reason } : recorded;
   }
   if (attempts.paid) return attempts.paid;
-  const stillOpen = attempts.items.some(
-    (item) => stringField(item, 'id') !== recordedId && razorpayPaymentStatus(item).outcome === 'pending',
-  );
+  // A UPI attempt is `created` (not_started) until the customer approves it in the app: it can
+  // still take the money, so it keeps the order open as one at the bank does.
+  const stillOpen = attempts.items.some((item) => {
+    if (stringField(item, 'id') === recordedId) return false;
+    const outcome = razorpayPaymentStatus(item).outcome;
+    return outcome === 'pending' || outcome === 'not_started';
+  });
   if (recorded.outcome === 'failed' && stillOpen) {
     return { outcome: 'pending', rawStatus: 'created', reference: orderId };
   }
