@@ -83,6 +83,24 @@ describe('Cashfree connector against FakeCashfree', () => {
       expect(fake.refundsFor(refund.id)).toHaveLength(1);
     });
 
+    it('a resend refused with a plain 400 finds the refund it made before: never failed, so never made twice', async () => {
+      // Cashfree does not document its answer to a repeated refund_id; whatever the refusal, the
+      // refund is looked up by its id before the amount is given back to the merchant.
+      fake.replayIdempotencyKeys = false;
+      fake.duplicateRefundAnswer = { status: 400, code: 'refund_invalid' };
+      const payment = await pay();
+      const refund = connectorRefund(payment, { amount: 1000 });
+      const first = await connector.refund(refund);
+      const calls = fake.calls.length;
+      const again = await connector.refund(refund);
+      expect(fake.calls.slice(calls)).toEqual([
+        'POST /pg/orders/:id/refunds',
+        'GET /pg/orders/:id/refunds/:rid',
+      ]);
+      expect(again).toMatchObject({ outcome: 'pending', reference: first.reference });
+      expect(fake.refundsFor(refund.id)).toHaveLength(1);
+    });
+
     it('a refund the bank cancels is failed, with its description', async () => {
       const payment = await pay();
       fake.refundOutcome = 'CANCELLED';

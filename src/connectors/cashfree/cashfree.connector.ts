@@ -6,7 +6,7 @@ import type {
   RefundResult,
   StatusResult,
 } from '../connector.js';
-import { stringField } from '../http.js';
+import { type ProviderAnswer, stringField } from '../http.js';
 import { type CashfreeClient, createCashfreeClient } from './cashfree.client.js';
 import {
   type CashfreeCredentials,
@@ -181,13 +181,23 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
     toleranceMs: (options.webhookToleranceSeconds ?? 300) * 1000,
   };
 
+  /**
+   * Cashfree's "no such order" or "no such refund". Its answer to a bad URL is a 404 too,
+   * `request_failed`: that one says nothing about the order or the refund.
+   */
+  function isNotFound(answer: Extract<ProviderAnswer, { kind: 'answer' }>): boolean {
+    const refusal = refusalOf(answer);
+    return (
+      answer.status === 404 && refusal.type === 'invalid_request_error' && /not_found/.test(refusal.code)
+    );
+  }
+
   async function status(payment: ConnectorPayment): Promise<StatusResult> {
     const answer = await client.orderPayments(payment.id);
     if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
     const refusal = refusalOf(answer);
-    if (answer.status === 404 && refusal.type === 'invalid_request_error' && /not_found/.test(refusal.code)) {
-      // Cashfree holds no order for this payment: the start never reached it. (Its answer to a bad
-      // URL is a 404 too, `request_failed`: that one says nothing about the payment.)
+    if (isNotFound(answer)) {
+      // Cashfree holds no order for this payment: the start never reached it.
       return { outcome: 'not_started', rawStatus: null };
     }
     if (answer.status !== 200) return { outcome: 'unknown', reason: `HTTP ${answer.status}` };
@@ -283,6 +293,13 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
         };
       }
       if (answer.status === 400 || answer.status === 404) {
+        // A refusal may be Cashfree's answer to a refund_id it already has (the request sent again
+        // after a lost answer), and failing it would let the merchant refund the amount twice: the
+        // refund is looked up by its id first, and only one Cashfree does not have is failed.
+        const existing = await client.getRefund(refund.payment.id, refund.id);
+        if (existing.kind === 'unknown') return { outcome: 'unknown', reason: existing.reason };
+        if (existing.status === 200) return cashfreeRefundResult(existing.body, refund);
+        if (!isNotFound(existing)) return { outcome: 'unknown', reason: `HTTP ${existing.status}` };
         return {
           outcome: 'failed',
           rawStatus: refusal.code || null,

@@ -27,6 +27,8 @@ export interface CashfreeFakeBook {
   readonly disabledBanks: ReadonlySet<number>;
   /** What a new refund is answered with. */
   readonly refundOutcome: FakeCashfreeRefund['status'];
+  /** What a refund with a `refund_id` the order already has is answered with. */
+  readonly duplicateRefundAnswer: { status: number; code: string };
   /** The order under the merchant's `order_id`, if any. */
   orderFor(orderId: string): FakeCashfreeOrder | undefined;
   /** The origin of the fake (its bank pages live here). */
@@ -180,7 +182,8 @@ export function createRefund(book: CashfreeFakeBook, order: FakeCashfreeOrder, t
     return error(400, 'refund_speed_invalid', 'refund_speed : STANDARD or INSTANT');
   }
   if (book.refunds.some((refund) => refund.orderId === order.orderId && refund.refundId === refundId)) {
-    return error(409, 'refund_already_exists', 'refund with same refund_id is already present');
+    const { status, code } = book.duplicateRefundAnswer;
+    return error(status, code, 'refund with same refund_id is already present');
   }
   const paid = order.payments.find((payment) => payment.status === 'SUCCESS');
   if (!paid) return error(400, 'order_not_paid', 'only a paid order can be refunded');

@@ -80,6 +80,12 @@ export class FakeCashfree {
   refundOutcome: 'SUCCESS' | 'PENDING' | 'CANCELLED' = 'PENDING';
   /** Whether a repeated `x-idempotency-key` gets the first answer again (Cashfree's documented way). */
   replayIdempotencyKeys = true;
+  /**
+   * The answer to a refund whose `refund_id` the order already has (and whose idempotency key is
+   * not replayed). Cashfree does not document it: 409 `refund_already_exists` is assumed, and a
+   * test can make it a plain 400 refusal to check that the connector does not trust either.
+   */
+  duplicateRefundAnswer: { status: number; code: string } = { status: 409, code: 'refund_already_exists' };
   /** Bank codes the merchant's account has not enabled: starting a payment there is refused. */
   readonly disabledBanks = new Set<number>();
   /** The fake's clock (webhook timestamps, payment times). */
@@ -142,6 +148,7 @@ export class FakeCashfree {
       refunds: this.refunds,
       disabledBanks: this.disabledBanks,
       refundOutcome: this.refundOutcome,
+      duplicateRefundAnswer: this.duplicateRefundAnswer,
       orderFor: (orderId) => this.ordersFor(orderId)[0],
       origin: this.origin,
       now: () => this.now(),

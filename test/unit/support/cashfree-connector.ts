@@ -37,6 +37,7 @@ function resetCashfreeFake(fake: FakeCashfree): void {
   fake.faults = {};
   fake.refundOutcome = 'PENDING';
   fake.replayIdempotencyKeys = true;
+  fake.duplicateRefundAnswer = { status: 409, code: 'refund_already_exists' };
   fake.webhookTiming = 'none';
   fake.webhookUrl = undefined;
   fake.disabledBanks.clear();
