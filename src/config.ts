@@ -92,7 +92,8 @@ export interface ProviderSettings {
   /**
    * KOSH_LATE_AUTH_WINDOW_SECONDS: how long Kosh asks about a payment that failed without the
    * provider's final word. A provider that captures a late authorisation by itself is told to do so
-   * only within it, so that Kosh still asks about everything it captures.
+   * only within it, and a Cashfree order takes no new attempt after it, so that Kosh still asks
+   * about everything the provider takes.
    */
   lateWindowSeconds: number;
 }

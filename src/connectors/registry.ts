@@ -44,6 +44,7 @@ export const PROVIDERS = {
           client_secret: String(credentials.client_secret),
         },
         timeoutMs: settings.timeoutMs,
+        orderExpirySeconds: settings.lateWindowSeconds,
       }),
   },
   razorpay: {

@@ -6,6 +6,7 @@ import {
   CASHFREE_WALLETS,
 } from '../../src/connectors/cashfree/cashfree.tables.js';
 import type { Connector } from '../../src/connectors/connector.js';
+import { PROVIDERS } from '../../src/connectors/registry.js';
 import { connectorPayment } from '../helpers/connector-objects.js';
 import type { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
 import { cashfreeSteps, started, useCashfreeFake } from './support/cashfree-connector.js';
@@ -42,6 +43,9 @@ describe('Cashfree connector against FakeCashfree', () => {
       });
       expect(order.amount).toBe(5050);
       expect(order.returnUrl).toBe(payment.callbackUrl);
+      // No attempt starts after Kosh stops asking: the order ends with the late window (3 days).
+      const lateWindowEnd = Math.floor((payment.createdAt.getTime() + 259_200_000) / 1000) * 1000;
+      expect(order.expiresAt).toBe(new Date(lateWindowEnd).toISOString());
       expect(order.customer).toEqual({
         customer_id: payment.id.replace('_', ''),
         customer_phone: '9876543210',
@@ -52,6 +56,23 @@ describe('Cashfree connector against FakeCashfree', () => {
         netbanking: { channel: 'link', netbanking_bank_code: 3021 },
       });
       await visitBank(result.next);
+    });
+
+    it('holds the order to the late window the connector is made with (KOSH_LATE_AUTH_WINDOW_SECONDS)', async () => {
+      const settings = {
+        cashfreeBaseUrl: fake.url,
+        razorpayBaseUrl: fake.url,
+        timeoutMs: 1_000,
+        lateWindowSeconds: 7_200,
+      };
+      const windowed = PROVIDERS.cashfree.create(
+        { client_id: fake.clientId, client_secret: fake.clientSecret },
+        settings,
+      );
+      const payment = connectorPayment({ createdAt: new Date(Date.now() - 60_000) });
+      started(await windowed.initiate(payment));
+      const end = Math.floor((payment.createdAt.getTime() + 7_200_000) / 1000) * 1000;
+      expect(orderOf(payment).expiresAt).toBe(new Date(end).toISOString());
     });
 
     it('starts a wallet payment, answered with a GET link', async () => {

@@ -3,6 +3,7 @@ import { cashfreeIdempotencyKey } from '../../src/connectors/cashfree/cashfree.c
 import { createCashfreeConnector } from '../../src/connectors/cashfree/cashfree.connector.js';
 import {
   cashfreeAmount,
+  cashfreeOrderRequest,
   cashfreePaymentMethod,
   cashfreePhone,
   cashfreeStatus,
@@ -253,5 +254,13 @@ describe('Cashfree tables and amounts', () => {
     expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(cashfreeIdempotencyKey('pay_1')).toBe(key);
     expect(cashfreeIdempotencyKey('pay_2')).not.toBe(key);
+  });
+
+  it('ends the order with the late window from the payment’s creation, never under 15 minutes', () => {
+    const payment = connectorPayment({ createdAt: new Date('2026-11-29T10:00:00.250Z') });
+    expect(cashfreeOrderRequest(payment, 86_400).order_expiry_time).toBe('2026-11-30T10:00:00+00:00');
+    expect(cashfreeOrderRequest(payment, 60).order_expiry_time).toBe('2026-11-29T10:15:00+00:00');
+    // The same request when it is sent again later (after a lost answer): the idempotency key holds.
+    expect(cashfreeOrderRequest(payment).order_expiry_time).toBe('2026-12-02T10:00:00+00:00');
   });
 });

@@ -15,6 +15,7 @@ import {
   cashfreeRefundRequest,
   cashfreeRefundResult,
   cashfreeStatus,
+  DEFAULT_ORDER_EXPIRY_SECONDS,
   field,
   idField,
   latestAttempt,
@@ -61,6 +62,11 @@ export interface CashfreeOptions {
   now?: () => Date;
   /** How far a webhook's `x-webhook-timestamp` may be from now (replays older than it are refused). */
   webhookToleranceSeconds?: number;
+  /**
+   * How long after the payment's creation its order takes new attempts (`order_expiry_time`):
+   * Kosh's late window, the time it keeps asking about a payment (default 3 days).
+   */
+  orderExpirySeconds?: number;
 }
 
 type OrderAnswer = { kind: 'order'; body: unknown } | { kind: 'result'; result: InitiateResult };
@@ -69,8 +75,12 @@ type OrderAnswer = { kind: 'order'; body: unknown } | { kind: 'result'; result: 
  * Creates the payment's order, or finds it: the `order_id` is unique at Cashfree and the request
  * carries an idempotency key, so sending it again (after a lost answer) never makes a second.
  */
-async function createOrder(client: CashfreeClient, payment: ConnectorPayment): Promise<OrderAnswer> {
-  const answer = await client.createOrder(cashfreeOrderRequest(payment));
+async function createOrder(
+  client: CashfreeClient,
+  payment: ConnectorPayment,
+  expirySeconds: number,
+): Promise<OrderAnswer> {
+  const answer = await client.createOrder(cashfreeOrderRequest(payment, expirySeconds));
   if (answer.kind === 'unknown')
     return { kind: 'result', result: { outcome: 'unknown', reason: answer.reason } };
   if (answer.status === 200) return { kind: 'order', body: answer.body };
@@ -110,8 +120,9 @@ async function startPayment(
   client: CashfreeClient,
   payment: ConnectorPayment,
   paymentMethod: Record<string, unknown>,
+  orderExpirySeconds: number,
 ): Promise<InitiateResult> {
-  const order = await createOrder(client, payment);
+  const order = await createOrder(client, payment, orderExpirySeconds);
   if (order.kind === 'result') return order.result;
   const cfOrderId = idField(order.body, 'cf_order_id') ?? null;
   const orderStatus = stringField(order.body, 'order_status');
@@ -175,6 +186,7 @@ async function startPayment(
 export function createCashfreeConnector(options: CashfreeOptions): Connector {
   const client = createCashfreeClient(options);
   const now = options.now ?? (() => new Date());
+  const orderExpirySeconds = options.orderExpirySeconds ?? DEFAULT_ORDER_EXPIRY_SECONDS;
   const webhookOptions = {
     clientSecret: options.credentials.client_secret,
     now,
@@ -195,7 +207,6 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
   async function status(payment: ConnectorPayment): Promise<StatusResult> {
     const answer = await client.orderPayments(payment.id);
     if (answer.kind === 'unknown') return { outcome: 'unknown', reason: answer.reason };
-    const refusal = refusalOf(answer);
     if (isNotFound(answer)) {
       // Cashfree holds no order for this payment: the start never reached it.
       return { outcome: 'not_started', rawStatus: null };
@@ -262,7 +273,7 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
           rawStatus: null,
         };
       }
-      return startPayment(client, payment, paymentMethod);
+      return startPayment(client, payment, paymentMethod, orderExpirySeconds);
     },
 
     /** Cashfree's return carries the order id only, unsigned: Kosh asks `status`. */

@@ -109,9 +109,29 @@ export interface CashfreeOrderRequest {
     customer_name?: string;
   };
   order_meta: { return_url: string };
+  order_expiry_time: string;
 }
 
-export function cashfreeOrderRequest(payment: ConnectorPayment): CashfreeOrderRequest {
+/** Kosh's default late window: how long it keeps asking about a payment. */
+export const DEFAULT_ORDER_EXPIRY_SECONDS = 259_200;
+/** The shortest order life sent: a customer at the bank is never cut off by a short late window. */
+const MIN_ORDER_EXPIRY_SECONDS = 15 * 60;
+
+/**
+ * When the order stops taking new attempts: the payment's creation plus Kosh's late window, so no
+ * attempt can start after Kosh stops asking (an attempt started before it still finishes, and Kosh
+ * is still asking then). Measured from the payment's creation, not from now, so that the order
+ * request sent again after a lost answer is the same request. ISO 8601 with an offset, in seconds.
+ */
+export function cashfreeOrderExpiry(createdAt: Date, expirySeconds: number): string {
+  const seconds = Math.max(MIN_ORDER_EXPIRY_SECONDS, expirySeconds);
+  return `${new Date(createdAt.getTime() + seconds * 1000).toISOString().slice(0, 19)}+00:00`;
+}
+
+export function cashfreeOrderRequest(
+  payment: ConnectorPayment,
+  expirySeconds: number = DEFAULT_ORDER_EXPIRY_SECONDS,
+): CashfreeOrderRequest {
   const customer = payment.customer;
   return {
     order_id: payment.id,
@@ -126,6 +146,7 @@ export function cashfreeOrderRequest(payment: ConnectorPayment): CashfreeOrderRe
     },
     // Cashfree sends the browser back here with `?order_id=`; Kosh then asks `status`.
     order_meta: { return_url: payment.callbackUrl },
+    order_expiry_time: cashfreeOrderExpiry(payment.createdAt, expirySeconds),
   };
 }
 

@@ -14,6 +14,9 @@ import {
 } from './cashfree-fake-model.js';
 import { upiPayData } from './cashfree-fake-upi.js';
 
+/** `2023-09-09T18:02:46+05:30` (Cashfree's examples), or with `Z`. */
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
 /**
  * The Cashfree fake's answers to the API's writes (create order, Order Pay, create refund): each
  * request's checks as Cashfree documents them, then the record it makes (the server is cashfree-fake.ts).
@@ -81,6 +84,13 @@ export function createOrder(book: CashfreeFakeBook, text: string): Answer {
   if (typeof returnUrl !== 'string' || returnUrl.length > 250 || !/^https?:\/\//.test(returnUrl)) {
     return error(400, 'return_url_invalid', 'order_meta.return_url : an http(s) URL up to 250 characters');
   }
+  const expiry = input.order_expiry_time;
+  if (expiry !== undefined && (typeof expiry !== 'string' || !ISO_WITH_OFFSET.test(expiry))) {
+    return error(400, 'order_expiry_time_invalid', 'order_expiry_time : an ISO 8601 time with its offset');
+  }
+  if (typeof expiry === 'string' && Date.parse(expiry) <= book.now().getTime()) {
+    return error(400, 'order_expiry_time_invalid', 'order_expiry_time : must be in the future');
+  }
   if (book.orderFor(orderId)) {
     return error(409, 'order_already_exists', 'order with same id is already present');
   }
@@ -95,6 +105,7 @@ export function createOrder(book: CashfreeFakeBook, text: string): Answer {
     sessionId: `session_${randomBytes(24).toString('base64url')}`,
     payments: [],
     createdAt: book.now().toISOString(),
+    expiresAt: typeof expiry === 'string' ? new Date(expiry).toISOString() : undefined,
   };
   book.orders.push(order);
   return { status: 200, body: orderView(order) };

@@ -68,6 +68,8 @@ export interface FakeCashfreeOrder {
   sessionId: string;
   payments: FakeCashfreePayment[];
   createdAt: string;
+  /** The `order_expiry_time` sent, in UTC; Cashfree's default (30 days) when none was. */
+  expiresAt: string | undefined;
 }
 
 export interface FakeCashfreeRefund {
@@ -132,7 +134,8 @@ export function orderView(order: FakeCashfreeOrder) {
     order_amount: rupees(order.amount),
     order_status: order.status,
     payment_session_id: order.sessionId,
-    order_expiry_time: new Date(Date.parse(order.createdAt) + 30 * 86_400_000).toISOString(),
+    order_expiry_time:
+      order.expiresAt ?? new Date(Date.parse(order.createdAt) + 30 * 86_400_000).toISOString(),
     order_note: null,
     created_at: order.createdAt,
     order_splits: [],
