@@ -49,6 +49,9 @@ upiProviderSuite(() => ({
   setRefundOutcome: (outcome) => {
     fake.refundOutcome = outcome === 'processed' ? 'SUCCESS' : 'PENDING';
   },
+  setOffer: (paise) => {
+    fake.offerPaise = paise;
+  },
   settleRefunds: () => fake.settleRefunds('SUCCESS'),
   refundsMadeFor: (refundId) => fake.refundsFor(refundId).length,
   ordersFor: (paymentId) => fake.ordersFor(paymentId).length,

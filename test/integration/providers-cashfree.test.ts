@@ -44,6 +44,9 @@ providerSuite(() => ({
   setRefundOutcome: (outcome) => {
     fake.refundOutcome = outcome === 'processed' ? 'SUCCESS' : 'PENDING';
   },
+  setOffer: (paise) => {
+    fake.offerPaise = paise;
+  },
   settleRefunds: () => fake.settleRefunds('SUCCESS'),
   refundsMadeFor: (refundId) => fake.refundsFor(refundId).length,
   ordersFor: (paymentId) => fake.ordersFor(paymentId).length,

@@ -30,6 +30,8 @@ export interface CashfreeFakeBook {
   readonly disabledBanks: ReadonlySet<number>;
   /** What a new refund is answered with. */
   readonly refundOutcome: FakeCashfreeRefund['status'];
+  /** An offer configured at the provider: each attempt takes this much less than its order. */
+  readonly offerPaise: number;
   /** What a refund with a `refund_id` the order already has is answered with. */
   readonly duplicateRefundAnswer: { status: number; code: string };
   /** The order under the merchant's `order_id`, if any. */
@@ -123,7 +125,7 @@ export async function startPayment(book: CashfreeFakeBook, text: string): Promis
   if ('status' in chosen) return chosen;
   const payment: FakeCashfreePayment = {
     cfPaymentId: String(5_114_910_000 + book.next()),
-    amount: order.amount,
+    amount: order.amount - book.offerPaise,
     method: chosen,
     status: 'NOT_ATTEMPTED',
     bankReference: null,

@@ -86,6 +86,8 @@ export class FakeCashfree {
    * test can make it a plain 400 refusal to check that the connector does not trust either.
    */
   duplicateRefundAnswer: { status: number; code: string } = { status: 409, code: 'refund_already_exists' };
+  /** An offer configured in the merchant's Cashfree account: each attempt takes this much less. */
+  offerPaise = 0;
   /** Bank codes the merchant's account has not enabled: starting a payment there is refused. */
   readonly disabledBanks = new Set<number>();
   /** The fake's clock (webhook timestamps, payment times). */
@@ -149,6 +151,7 @@ export class FakeCashfree {
       disabledBanks: this.disabledBanks,
       refundOutcome: this.refundOutcome,
       duplicateRefundAnswer: this.duplicateRefundAnswer,
+      offerPaise: this.offerPaise,
       orderFor: (orderId) => this.ordersFor(orderId)[0],
       origin: this.origin,
       now: () => this.now(),

@@ -228,7 +228,7 @@ function createPayment(fake: FakeRazorpay, body: string): Answer {
   };
   const payment = recordAttempt(fake, order, input, {
     id: newId('pay'),
-    amount,
+    amount: amount - fake.offerPaise,
     method,
     bank: typeof bank === 'string' ? bank : null,
     wallet: typeof wallet === 'string' ? wallet : null,

@@ -60,6 +60,8 @@ export class FakeRazorpay {
   webhookUrl: string | undefined;
   /** What a new refund is: still pending, or already final. */
   refundOutcome: FakeRazorpayRefund['status'] = 'processed';
+  /** An offer configured in the merchant's Razorpay account: each attempt takes this much less. */
+  offerPaise = 0;
   /** Whether an authorised payment is captured at once (the order's automatic capture). */
   autoCapture = true;
   /** The `error_reason` a Failure on the bank page gives. */

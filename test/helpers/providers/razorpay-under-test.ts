@@ -64,6 +64,9 @@ export function razorpayUnderTest(fake: () => FakeRazorpay): ProviderUnderTest &
     setRefundOutcome: (outcome) => {
       fake().refundOutcome = outcome;
     },
+    setOffer: (paise) => {
+      fake().offerPaise = paise;
+    },
     settleRefunds: () => fake().settleRefunds('processed'),
     refundsMadeFor: (refundId) => fake().refundsFor(refundId).length,
     ordersFor: (paymentId) => fake().ordersFor(paymentId).length,

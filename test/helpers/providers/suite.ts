@@ -36,6 +36,8 @@ export interface ProviderUnderTest {
   /** Whether a new refund is final at once or stays pending until `settleRefunds`. */
   setRefundOutcome(outcome: 'processed' | 'pending'): void;
   settleRefunds(): void;
+  /** An offer at the provider: each attempt takes this many paise less than its order (0: none). */
+  setOffer(paise: number): void;
   /** How many refunds the fake made for a Kosh refund id. */
   refundsMadeFor(refundId: string): number;
   /** How many orders the provider holds for a Kosh payment. */
@@ -116,6 +118,7 @@ export function providerSuite(provider: () => ProviderUnderTest) {
         for (const phase of PHASES) fake().setFault(phase, undefined);
         fake().setWebhookTiming('after');
         fake().setRefundOutcome('processed');
+        fake().setOffer(0);
         if (providerWebhooks) fake().setWebhookUrl(providerWebhooks);
       });
 
@@ -209,6 +212,24 @@ export function providerSuite(provider: () => ProviderUnderTest) {
         expect(fields).toMatchObject({ payment_id: paymentId, status: 'failed' });
         expect(await payment(paymentId)).toMatchObject({ status: 'failed', error_code: fake().declineCode });
         expect(await events(paymentId, 'payment.captured')).toBe(0);
+      });
+
+      it('money the provider took for another amount (an offer set up there) is never captured, and the operator is told', async () => {
+        fake().setWebhookTiming('none');
+        fake().setOffer(100);
+        const { paymentId, orderId } = await start();
+        const fields = await walkFrom(page(paymentId), 'success');
+        expect(fields?.status).not.toBe('captured');
+        await sync();
+        expect((await payment(paymentId)).status).not.toBe('captured');
+        expect((await api('GET', `/v1/orders/${orderId}/`)).data.status).not.toBe('paid');
+        const alerts = harness()
+          .logs()
+          .split('\n')
+          .filter((line) => line.includes(paymentId) && line.includes('not for its amount'))
+          .map((line) => JSON.parse(line));
+        expect(alerts.length).toBeGreaterThan(0);
+        expect(alerts[0]).toMatchObject({ level: 50, amount: 5050, provider_amount: 4950, currency: 'INR' });
       });
 
       it.each(['before', 'instead'] as const)(
