@@ -67,39 +67,30 @@ describe('Cashfree connector against FakeCashfree', () => {
       expect(fake.refundsFor(refund.id)).toHaveLength(1);
     });
 
-    it('a resend Cashfree answers with "refund exists" fetches that refund: still one refund', async () => {
-      fake.replayIdempotencyKeys = false;
-      const payment = await pay();
-      const refund = connectorRefund(payment);
-      const first = await connector.refund(refund);
-      const calls = fake.calls.length;
-      fake.settleRefunds('SUCCESS');
-      const again = await connector.refund(refund);
-      expect(fake.calls.slice(calls)).toEqual([
-        'POST /pg/orders/:id/refunds',
-        'GET /pg/orders/:id/refunds/:rid',
-      ]);
-      expect(again).toMatchObject({ outcome: 'processed', reference: first.reference });
-      expect(fake.refundsFor(refund.id)).toHaveLength(1);
-    });
-
-    it('a resend refused with a plain 400 finds the refund it made before: never failed, so never made twice', async () => {
-      // Cashfree does not document its answer to a repeated refund_id; whatever the refusal, the
-      // refund is looked up by its id before the amount is given back to the merchant.
-      fake.replayIdempotencyKeys = false;
-      fake.duplicateRefundAnswer = { status: 400, code: 'refund_invalid' };
-      const payment = await pay();
-      const refund = connectorRefund(payment, { amount: 1000 });
-      const first = await connector.refund(refund);
-      const calls = fake.calls.length;
-      const again = await connector.refund(refund);
-      expect(fake.calls.slice(calls)).toEqual([
-        'POST /pg/orders/:id/refunds',
-        'GET /pg/orders/:id/refunds/:rid',
-      ]);
-      expect(again).toMatchObject({ outcome: 'pending', reference: first.reference });
-      expect(fake.refundsFor(refund.id)).toHaveLength(1);
-    });
+    // Cashfree does not document its answer to a repeated refund_id: whether it is a 409 "refund
+    // exists" or a plain 400, the refund is looked up by its id before the amount is given back.
+    it.each([
+      { answer: { status: 409, code: 'refund_already_exists' }, settled: true, outcome: 'processed' },
+      { answer: { status: 400, code: 'refund_invalid' }, settled: false, outcome: 'pending' },
+    ])(
+      'a resend Cashfree refuses with $answer.status $answer.code finds the refund made before: still one refund',
+      async ({ answer, settled, outcome }) => {
+        fake.replayIdempotencyKeys = false;
+        fake.duplicateRefundAnswer = answer;
+        const payment = await pay();
+        const refund = connectorRefund(payment, { amount: 1000 });
+        const first = await connector.refund(refund);
+        const calls = fake.calls.length;
+        if (settled) fake.settleRefunds('SUCCESS');
+        const again = await connector.refund(refund);
+        expect(fake.calls.slice(calls)).toEqual([
+          'POST /pg/orders/:id/refunds',
+          'GET /pg/orders/:id/refunds/:rid',
+        ]);
+        expect(again).toMatchObject({ outcome, reference: first.reference });
+        expect(fake.refundsFor(refund.id)).toHaveLength(1);
+      },
+    );
 
     it('a refund the bank cancels is failed, with its description', async () => {
       const payment = await pay();
