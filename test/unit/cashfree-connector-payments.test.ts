@@ -254,7 +254,7 @@ describe('Cashfree connector against FakeCashfree', () => {
       await visitBank(again.next);
       await decide(again.data?.cf_payment_id, 'failure');
       expect(orderOf(payment).payments.map((attempt) => attempt.status)).toEqual(['PENDING', 'FAILED']);
-      expect(await connector.status(payment)).toEqual({ outcome: 'pending', rawStatus: 'PENDING' });
+      expect(await connector.status(payment)).toEqual({ outcome: 'pending', rawStatus: 'FAILED' });
       await decide(first, 'success');
       expect((await connector.status(payment)).outcome).toBe('captured');
     });

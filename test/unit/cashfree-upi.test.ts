@@ -185,6 +185,23 @@ describe('Cashfree UPI against FakeCashfree', () => {
     expect((await connector.status(again)).outcome).toBe('captured');
   });
 
+  it('a declined attempt leaves the payment open while the collect request whose answer was lost can still be approved', async () => {
+    const payment = upiPayment('collect');
+    fake.faults.pay = 'garbage';
+    expect((await connector.initiate(payment)).outcome).toBe('unknown');
+    delete fake.faults.pay;
+    const result = started(await connector.initiate(payment));
+    const recorded = { ...payment, provider: { ...payment.provider, data: result.data ?? {} } };
+    await fake.upiCustomer(payment.id, 'decline');
+    const [lost, shown] = fake.ordersFor(payment.id)[0]?.payments ?? [];
+    expect([lost?.status, shown?.status]).toEqual(['NOT_ATTEMPTED', 'FAILED']);
+    expect(shown?.cfPaymentId).toBe(result.data?.cf_payment_id);
+    // The first request is still on the customer's phone: its approval would take the money.
+    expect(await connector.status(recorded)).toEqual({ outcome: 'pending', rawStatus: 'FAILED' });
+    await fake.upiCustomer(payment.id, 'approve');
+    expect(await connector.status(recorded)).toMatchObject({ outcome: 'captured' });
+  });
+
   it('a collect request without a VPA is refused before Cashfree is called', async () => {
     const payment = upiPayment('collect', {
       upi: { flow: 'collect', vpa: null, expiresAt: minutes(10) },

@@ -234,15 +234,22 @@ export function createCashfreeConnector(options: CashfreeOptions): Connector {
       return { outcome: 'not_started', rawStatus: result.rawStatus ?? null };
     }
     // Every attempt on the order is this payment's (a retried page makes a second one): while an
-    // earlier attempt is still at the bank, it can still take the money, so the latest one's
-    // failure is not final and Kosh keeps asking.
-    if (
-      result.outcome === 'failed' &&
-      answer.body.some((other) => other !== attempt && cashfreeStatus(other).outcome === 'pending')
-    ) {
-      return { outcome: 'pending', rawStatus: 'PENDING' };
+    // earlier attempt can still take the money, the latest one's failure is not final and Kosh
+    // keeps asking (the provider's word stays the latest attempt's).
+    if (result.outcome === 'failed' && answer.body.some((other) => other !== attempt && stillOpen(other))) {
+      return { outcome: 'pending', rawStatus: result.rawStatus ?? null };
     }
     return result;
+  }
+
+  /**
+   * An attempt that can still take the money: one at the bank (`PENDING`), or a UPI attempt the
+   * customer has not answered yet (`NOT_ATTEMPTED`: a collect request on their phone, or a link or
+   * QR code they may still pay, such as one whose start answer Kosh lost).
+   */
+  function stillOpen(attempt: unknown): boolean {
+    const outcome = cashfreeStatus(attempt).outcome;
+    return outcome === 'pending' || (outcome === 'not_started' && isUpiAttempt(attempt));
   }
 
   async function refundStatus(refund: ConnectorRefund): Promise<RefundResult> {
