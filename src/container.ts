@@ -124,6 +124,7 @@ function wireServices(db: Db, shared: Shared) {
     deadlines,
     // The checkout module completes a session when its payment captures (payments does not import it).
     checkoutPaid: (tx, sessionId, paymentId) => checkout.paymentCaptured(tx, sessionId, paymentId),
+    log,
   });
   const initiation = createPaymentInitiation({
     db,

@@ -4,7 +4,6 @@ import type { ConnectorDirectory } from '../../connectors/directory.js';
 import { CallInTransactionError, type Db } from '../../db/db.js';
 import type { Clock } from '../../domain/clock.js';
 import type { Job } from '../../jobs/runner.js';
-import { matches } from './payment-answers.js';
 import { toConnectorPayment } from './payments.model.js';
 import type { PaymentRow, PaymentsRepo } from './payments.repo.js';
 import type { PaymentStates } from './payments.states.js';
@@ -47,23 +46,6 @@ export function createPaymentSyncJob(deps: {
         'payment status call failed',
       );
       answer = { outcome: 'unknown', reason: error instanceof Error ? error.message : String(error) };
-    }
-    if (answer.outcome === 'captured' && !matches(payment, answer)) {
-      // Money taken for something other than this payment (an offer or a surcharge configured at
-      // the provider, another currency, another provider payment): Kosh does not capture it, and
-      // nothing the customer or the merchant sees would tell anyone. The operator must.
-      log.error(
-        {
-          payment_id: payment.id,
-          connector: payment.connector,
-          amount: Number(payment.amount),
-          currency: payment.currency,
-          provider_amount: answer.amount,
-          provider_currency: answer.currency,
-          provider_reference: answer.reference,
-        },
-        'the provider says money was taken for this payment, but not for its amount, currency or provider payment: Kosh leaves it uncaptured; settle it with the provider',
-      );
     }
     return states.apply(payment.id, answer, { asked: true, seen: payment });
   }

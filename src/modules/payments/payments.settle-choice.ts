@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { StatusResult } from '../../connectors/connector.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { isUniqueViolation } from '../../db/db.js';
@@ -45,6 +46,8 @@ export interface PaymentStatesDeps {
   deadlines: PaymentDeadlines;
   /** A payment started from a checkout session captured: its session completes, in `tx`. */
   checkoutPaid?: (tx: Queryable, sessionId: string, paymentId: string) => Promise<void>;
+  /** Where an answer that money was taken for something else is reported to the operator. */
+  log?: Pick<Logger, 'error'>;
 }
 
 /** The sandbox's fast path of `PaymentStates` (./payments.states.ts): a choice settled in one update. */

@@ -210,6 +210,27 @@ export function createPaymentStates(deps: PaymentStatesDeps) {
     );
   }
 
+  /**
+   * Money taken for something other than this payment (an offer or a surcharge set up at the
+   * provider, another currency, another provider payment): Kosh does not capture it, and nothing
+   * the customer or the merchant sees would tell anyone. The operator must: an error each time a
+   * provider answer says so (a status answer, a return, a webhook).
+   */
+  function reportForeignCapture(payment: PaymentRow, answer: StatusResult): void {
+    deps.log?.error(
+      {
+        payment_id: payment.id,
+        connector: payment.connector,
+        amount: Number(payment.amount),
+        currency: payment.currency,
+        provider_amount: answer.amount,
+        provider_currency: answer.currency,
+        provider_reference: answer.reference,
+      },
+      'the provider says money was taken for this payment, but not for its amount, currency or provider payment: Kosh leaves it uncaptured; settle it with the provider',
+    );
+  }
+
   async function applyIn(
     tx: Queryable,
     paymentId: string,
@@ -222,9 +243,9 @@ export function createPaymentStates(deps: PaymentStatesDeps) {
     if (!payment) return undefined;
     const now = clock.now();
     // An answer about another amount, currency or provider payment is not trusted: ask again later.
-    const result: StatusResult = matches(payment, answer)
-      ? answer
-      : { outcome: 'unknown', reason: 'mismatch' };
+    const trusted = matches(payment, answer);
+    const result: StatusResult = trusted ? answer : { outcome: 'unknown', reason: 'mismatch' };
+    if (!trusted && answer.outcome === 'captured') reportForeignCapture(payment, answer);
     const decided = triggerFor(payment, result, now, deadlines);
     const attempts = payment.sync_attempts + (options.asked ? 1 : 0);
     const facts = factsOf(result);

@@ -218,18 +218,28 @@ export function providerSuite(provider: () => ProviderUnderTest) {
         fake().setWebhookTiming('none');
         fake().setOffer(100);
         const { paymentId, orderId } = await start();
+        const alerts = () =>
+          harness()
+            .logs()
+            .split('\n')
+            .filter((line) => line.includes(paymentId) && line.includes('not for its amount'))
+            .map((line) => JSON.parse(line));
+        // The customer's return makes Kosh ask at once: the operator is told from there already.
         const fields = await walkFrom(page(paymentId), 'success');
         expect(fields?.status).not.toBe('captured');
+        const fromReturn = alerts().length;
+        expect(fromReturn).toBeGreaterThan(0);
+        expect(alerts()[0]).toMatchObject({
+          level: 50,
+          amount: 5050,
+          provider_amount: 4950,
+          currency: 'INR',
+        });
+        // And by the reconciler, each time it asks.
         await sync();
+        expect(alerts().length).toBeGreaterThan(fromReturn);
         expect((await payment(paymentId)).status).not.toBe('captured');
         expect((await api('GET', `/v1/orders/${orderId}/`)).data.status).not.toBe('paid');
-        const alerts = harness()
-          .logs()
-          .split('\n')
-          .filter((line) => line.includes(paymentId) && line.includes('not for its amount'))
-          .map((line) => JSON.parse(line));
-        expect(alerts.length).toBeGreaterThan(0);
-        expect(alerts[0]).toMatchObject({ level: 50, amount: 5050, provider_amount: 4950, currency: 'INR' });
       });
 
       it.each(['before', 'instead'] as const)(
