@@ -231,11 +231,14 @@ function requestTimeouts(env: Env): { requestTimeoutMs: number; headersTimeoutMs
 
 function paymentSettings(env: Env, providers: Pick<ProviderSettings, 'timeoutMs'>): PaymentSettings {
   const pendingTimeoutSeconds = integer(env, 'KOSH_PENDING_TIMEOUT_SECONDS', 900, 10, 86_400);
+  const expirySeconds = integer(env, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400);
   const lateWindowSeconds = integer(env, 'KOSH_LATE_AUTH_WINDOW_SECONDS', 259_200, 60, 30 * 86_400);
-  if (lateWindowSeconds <= pendingTimeoutSeconds) {
+  // A payment can be started until it expires and then wait at the bank for the pending timeout:
+  // Kosh must still be asking after both (and a provider is held to this window).
+  if (lateWindowSeconds <= expirySeconds + pendingTimeoutSeconds) {
     throw new ConfigError(
       'KOSH_LATE_AUTH_WINDOW_SECONDS',
-      `must be longer than KOSH_PENDING_TIMEOUT_SECONDS (${pendingTimeoutSeconds}).`,
+      `must be longer than KOSH_PAYMENT_EXPIRY_SECONDS + KOSH_PENDING_TIMEOUT_SECONDS (${expirySeconds + pendingTimeoutSeconds}).`,
     );
   }
   const syncLeaseMs = integer(env, 'KOSH_SYNC_LEASE_MS', 60_000, 3_000, 3_600_000);
@@ -247,7 +250,7 @@ function paymentSettings(env: Env, providers: Pick<ProviderSettings, 'timeoutMs'
     );
   }
   return {
-    expirySeconds: integer(env, 'KOSH_PAYMENT_EXPIRY_SECONDS', 900, 10, 7 * 86_400),
+    expirySeconds,
     pendingTimeoutSeconds,
     lateWindowSeconds,
     sandboxSettleSeconds: integer(env, 'KOSH_SANDBOX_SETTLE_SECONDS', 60, 0, 3_600),

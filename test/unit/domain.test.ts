@@ -64,6 +64,14 @@ describe('configuration', () => {
     [{ KOSH_MIN_AMOUNT_INR: '20000000000' }, 'KOSH_MIN_AMOUNT_INR'],
     [{ KOSH_SANDBOX_BOOTSTRAP: 'maybe' }, 'KOSH_SANDBOX_BOOTSTRAP'],
     [{ KOSH_SYNC_LEASE_MS: '2000' }, 'KOSH_SYNC_LEASE_MS'],
+    [
+      { KOSH_PAYMENT_EXPIRY_SECONDS: '300000', KOSH_LATE_AUTH_WINDOW_SECONDS: '259200' },
+      'KOSH_LATE_AUTH_WINDOW_SECONDS',
+    ],
+    [
+      { KOSH_PENDING_TIMEOUT_SECONDS: '600', KOSH_LATE_AUTH_WINDOW_SECONDS: '1500' },
+      'KOSH_LATE_AUTH_WINDOW_SECONDS',
+    ],
     [{ KOSH_PROVIDER_TIMEOUT_MS: '5000', KOSH_SYNC_LEASE_MS: '6000' }, 'KOSH_SYNC_LEASE_MS'],
   ])('refuses %o naming %s', (env, setting) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
