@@ -161,10 +161,14 @@ describeEachDatabase(
       });
       used.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
       try {
+        let limit: NodeJS.Timeout | undefined;
         const closedAt = await Promise.race([
           silentClosed,
-          new Promise<undefined>((resolve) => setTimeout(resolve, 25_000, undefined)),
+          new Promise<undefined>((resolve) => {
+            limit = setTimeout(resolve, 25_000, undefined);
+          }),
         ]);
+        clearTimeout(limit);
         const acceptedAt = accepted.find((entry) => entry.port === silentPort)?.at;
         const seen =
           `connected after ${connectedAt === undefined ? '-' : connectedAt - opened} ms, ` +
