@@ -111,5 +111,19 @@ describe('Cashfree connector against FakeCashfree', () => {
       });
       expect((await connector.refundStatus(connectorRefund(payment))).outcome).toBe('unknown');
     });
+
+    it.each(['bad_gateway_html', 'garbage'] as const)(
+      'a refusal is not failed while the look-up of the refund answers %s: unknown, asked again',
+      async (fault) => {
+        const payment = await pay({}, 'failure');
+        fake.faults.refundStatus = fault;
+        const calls = fake.calls.length;
+        expect(await connector.refund(connectorRefund(payment))).toMatchObject({ outcome: 'unknown' });
+        expect(fake.calls.slice(calls)).toEqual([
+          'POST /pg/orders/:id/refunds',
+          'GET /pg/orders/:id/refunds/:rid',
+        ]);
+      },
+    );
   });
 });
