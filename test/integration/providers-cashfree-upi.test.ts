@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { CASHFREE_UPI_ERRORS } from '../../src/connectors/cashfree/cashfree.tables.js';
 import { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
 import { CASHFREE_FAKE_PAYER_VPA } from '../helpers/providers/cashfree-fake-upi.js';
-import type { Phase } from '../helpers/providers/suite.js';
+import type { Phase } from '../helpers/providers/provider-under-test.js';
 import { upiProviderSuite } from '../helpers/providers/upi-suite.js';
 
 /** UPI through Cashfree, as a merchant's live provider account, against its local fake. */

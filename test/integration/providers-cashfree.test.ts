@@ -1,7 +1,8 @@
 import { afterAll, beforeAll } from 'vitest';
 import { CASHFREE_ERRORS } from '../../src/connectors/cashfree/cashfree.tables.js';
 import { FakeCashfree } from '../helpers/providers/cashfree-fake.js';
-import { type Phase, providerSuite } from '../helpers/providers/suite.js';
+import type { Phase } from '../helpers/providers/provider-under-test.js';
+import { providerSuite } from '../helpers/providers/suite.js';
 
 /** Cashfree, as a merchant's live provider account, against its local fake (docs/connectors.md). */
 let fake: FakeCashfree;

@@ -1,7 +1,7 @@
 import { RAZORPAY_ERRORS } from '../../../src/connectors/razorpay/razorpay.tables.js';
+import type { Phase, ProviderUnderTest } from './provider-under-test.js';
 import type { FakeRazorpay } from './razorpay-fake.js';
 import { upiCustomer } from './razorpay-fake-upi.js';
-import type { Phase, ProviderUnderTest } from './suite.js';
 
 /** What a shared UPI suite needs of a local fake provider, beyond `ProviderUnderTest`. */
 export interface UpiProviderFake {

@@ -5,7 +5,7 @@ import type { SendRequest } from '../../../src/modules/webhooks/http-sender.js';
 import { describeEachDatabase, type TestAccount } from '../harness.js';
 import { paymentBody } from '../payments.js';
 import { decodeQr } from '../qr.js';
-import type { Phase, ProviderUnderTest } from './suite.js';
+import type { Phase, ProviderUnderTest } from './provider-under-test.js';
 
 /** What the shared UPI suite needs of a local fake provider, beyond the shared suite's. */
 export interface UpiProviderUnderTest extends ProviderUnderTest {
