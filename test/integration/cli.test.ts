@@ -2,57 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TRIGGERS } from '../../src/cli/trigger.js';
 import { DashboardClient } from '../helpers/dashboard-client.js';
-import { createEmptyPostgresDatabase } from '../helpers/databases.js';
-import { freePort, type KoshProcess, ROOT, runKosh } from '../helpers/process.js';
+import { authHeader, koshProcesses, type SandboxCredentials } from '../helpers/kosh-serve.js';
+import { freePort, ROOT, runKosh } from '../helpers/process.js';
 
-interface SandboxAccount {
-  account_id: string;
-  api_key: string;
-  secret_key: string;
-  dashboard: { email: string; password: string };
-}
-
-interface SandboxCredentials {
-  merchant: SandboxAccount;
-  partner: SandboxAccount;
-}
-
-function authHeader(credentials: { api_key: string; secret_key: string }): string {
-  return `Basic ${Buffer.from(`${credentials.api_key}:${credentials.secret_key}`).toString('base64')}`;
-}
-
-const running: KoshProcess[] = [];
-const folders: string[] = [];
-afterAll(async () => {
-  await Promise.all(running.map((process) => process.stop('SIGKILL')));
-  for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kosh-cli-'));
-  folders.push(dir);
-  return dir;
-}
-
-async function serve(
-  env: Record<string, string>,
-  args: string[] = [],
-): Promise<{ process: KoshProcess; url: string }> {
-  const port = await freePort();
-  const process = runKosh(['serve', ...args], {
-    PORT: String(port),
-    KOSH_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    ...env,
-  });
-  running.push(process);
-  await process.waitFor(/Kosh is serving/, 120_000);
-  return { process, url: `http://127.0.0.1:${port}` };
-}
+const { tempDir, serve, running } = koshProcesses();
 
 // Every case has its own data folder or database, so they run at once: the file takes as long as
 // its slowest case, not their sum.
@@ -407,96 +364,6 @@ describe.concurrent('the kosh command', { timeout: 240_000 }, () => {
       );
       expect(await taken.exited).toBe(1);
       expect(taken.output()).toMatch(/already exists/);
-    });
-  });
-
-  describe('kosh serve with DATABASE_URL', () => {
-    it('bootstraps the sandbox on an empty PostgreSQL database too', async () => {
-      const database = await createEmptyPostgresDatabase();
-      try {
-        const dataDir = tempDir();
-        const server = await serve({
-          DATABASE_URL: database.url,
-          KOSH_DATA_DIR: dataDir,
-          KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-        });
-        const credentials: SandboxCredentials = JSON.parse(
-          fs.readFileSync(path.join(dataDir, 'sandbox-credentials.json'), 'utf8'),
-        );
-        const methods = await fetch(`${server.url}/v1/payments/methods/`, {
-          headers: { authorization: authHeader(credentials.merchant) },
-        });
-        expect(methods.status).toBe(200);
-        expect(((await methods.json()) as { entity: string }).entity).toBe('methods');
-        await server.process.stop();
-      } finally {
-        await database.drop();
-      }
-    });
-
-    it('refuses a data folder the sandbox credentials cannot be written to before creating the sandbox', async () => {
-      const database = await createEmptyPostgresDatabase();
-      try {
-        const aFile = path.join(tempDir(), 'not-a-folder');
-        fs.writeFileSync(aFile, '');
-        const key = randomBytes(32).toString('base64');
-        const started = runKosh(['serve', '--workers', '1'], {
-          DATABASE_URL: database.url,
-          KOSH_DATA_DIR: aFile,
-          KOSH_ENCRYPTION_KEY: key,
-          PORT: '0',
-        });
-        expect(await started.exited).toBe(1);
-        expect(started.output()).toContain(
-          `kosh: cannot use the data folder ${aFile} (KOSH_DATA_DIR, or --data-dir): it is a file, not a folder.`,
-        );
-        expect(started.output()).not.toMatch(/\n\s+at |secret_key/);
-        // No sandbox was made whose secrets nobody saw: a start with a usable folder makes and prints it.
-        const dataDir = tempDir();
-        const server = await serve({
-          DATABASE_URL: database.url,
-          KOSH_DATA_DIR: dataDir,
-          KOSH_ENCRYPTION_KEY: key,
-        });
-        expect(fs.existsSync(path.join(dataDir, 'sandbox-credentials.json'))).toBe(true);
-        await server.process.stop();
-      } finally {
-        await database.drop();
-      }
-    });
-
-    it('answers /metrics for the whole server under --workers 2, whichever worker takes it', async () => {
-      const database = await createEmptyPostgresDatabase();
-      try {
-        const server = await serve(
-          {
-            DATABASE_URL: database.url,
-            KOSH_DATA_DIR: tempDir(),
-            KOSH_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-            KOSH_REQUEST_LOG: 'false',
-          },
-          ['--workers', '2'],
-        );
-        // A fresh connection per request: node:cluster deals connections to the workers in turn.
-        const get = (pathname: string) =>
-          fetch(`${server.url}${pathname}`, { headers: { connection: 'close' } });
-        const requests = 40;
-        for (let i = 0; i < requests; i++) expect((await get('/healthz')).status).toBe(200);
-        const healthzCount =
-          /^kosh_http_request_duration_seconds_count\{[^}]*route="\/healthz"[^}]*\} (\d+)$/gm;
-        // Enough answers that both workers give some: each must show every request, not its share.
-        for (let i = 0; i < 6; i++) {
-          const metrics = await get('/metrics');
-          const text = await metrics.text();
-          expect(metrics.status, text).toBe(200);
-          expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
-          const counted = [...text.matchAll(healthzCount)].reduce((sum, match) => sum + Number(match[1]), 0);
-          expect(counted, text).toBe(requests);
-        }
-        await server.process.stop();
-      } finally {
-        await database.drop();
-      }
     });
   });
 });
