@@ -56,6 +56,27 @@ describeEachDatabase('idempotency', (harness) => {
     expect(await orderCount(account.id)).toBe(1);
   });
 
+  it('replays to every one of many identical retries sent at once after the first finished', async () => {
+    const account = await harness().merchant('Retries at once');
+    const first = await post(account, 'finished-1', ORDER);
+    expect(first.statusCode).toBe(200);
+    const retries = await Promise.all(Array.from({ length: 30 }, () => post(account, 'finished-1', ORDER)));
+    expect(retries.map((reply) => reply.statusCode)).toEqual(Array(30).fill(200));
+    for (const reply of retries) {
+      expect(reply.headers['idempotent-replayed']).toBe('true');
+      expect(reply.rawPayload.equals(first.rawPayload)).toBe(true);
+    }
+    // Another body under the key is still refused while retries are answered.
+    const [other, retry] = await Promise.all([
+      post(account, 'finished-1', { ...ORDER, amount: 6000 }),
+      post(account, 'finished-1', ORDER),
+    ]);
+    expect(other.statusCode).toBe(422);
+    expect(other.json().error.code).toBe('idempotency_key_reused');
+    expect(retry.statusCode).toBe(200);
+    expect(await orderCount(account.id)).toBe(1);
+  });
+
   it('replays byte for byte for the same body in another key order, in a form body, and without the trailing slash', async () => {
     const first = await post(merchant, 'replay-1', ORDER);
     expect(first.statusCode).toBe(200);

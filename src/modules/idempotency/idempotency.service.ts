@@ -31,6 +31,15 @@ export interface IdempotentResult {
  */
 export type IdempotencyMode = 'atomic' | 'phased';
 
+/** What a keyed request's look-up found: a stored answer, a refusal, or the key claimed for its work. */
+type LookUp = { replay: StoredResponse } | { refused: KoshError } | { claimed: true };
+
+/** A keyed request this process is handling, as a duplicate of it sees it. */
+interface InProcess {
+  fingerprint: Buffer;
+  found: Promise<LookUp>;
+}
+
 export interface KeyedWork {
   /** The handle the work runs on: the transaction (atomic) or the database (phased). */
   db: Db;
@@ -67,11 +76,13 @@ export function createIdempotencyService(deps: {
     return keyring.isEncrypted(text) ? { ...stored, body: keyring.decrypt(text, contextOf(scope)) } : stored;
   };
   /**
-   * The keys this process is working on, with their fingerprints. A duplicate that arrives here is
-   * answered at once, without waiting for a database connection: on the embedded database the one
-   * connection may be held by the first request's own transaction.
+   * The keys this process is working on: each with its fingerprint and what its look-up found. A
+   * duplicate that arrives here is answered from them, without waiting for a database connection (on
+   * the embedded database the one connection may be held by the first request's own transaction):
+   * it shares the first's answer when that was a replay or a refusal, and gets `409` when the first
+   * claimed the key and is doing its work.
    */
-  const running = new Map<string, Buffer>();
+  const running = new Map<string, InProcess>();
 
   /** Claims the key, takes over a dead attempt's claim, or answers what the key already holds. */
   async function claimOrAnswer(
@@ -128,16 +139,24 @@ export function createIdempotencyService(deps: {
       const scope = { accountId: owner.accountId, mode: owner.mode, key };
       const local = `${scope.accountId}\0${scope.mode}\0${key}`;
       const inProcess = running.get(local);
+      const keepSeconds = Math.max(ttlSeconds, options.retainSeconds ?? 0);
       if (inProcess) {
-        throw new KoshError(
-          inProcess.equals(fingerprint) ? 'idempotency_key_in_use' : 'idempotency_key_reused',
-        );
+        const found = await inProcess.found;
+        const refused = 'refused' in found ? found.refused : undefined;
+        if (!inProcess.fingerprint.equals(fingerprint)) {
+          // The key holds the other request's body, unless that one was refused: then ask the database.
+          if (!refused) throw new KoshError('idempotency_key_reused');
+          return run(scope, fingerprint, mode, work, keepSeconds, () => {});
+        }
+        if ('replay' in found) return { replayed: true, response: found.replay };
+        throw new KoshError(refused?.code ?? 'idempotency_key_in_use', refused?.message, refused?.field);
       }
-      running.set(local, fingerprint);
+      let settle: (found: LookUp) => void = () => {};
+      running.set(local, { fingerprint, found: new Promise<LookUp>((resolve) => (settle = resolve)) });
       try {
-        const keepSeconds = Math.max(ttlSeconds, options.retainSeconds ?? 0);
-        return await run(scope, fingerprint, mode, work, keepSeconds);
+        return await run(scope, fingerprint, mode, work, keepSeconds, settle);
       } finally {
+        settle({ claimed: true });
         running.delete(local);
       }
     },
@@ -158,8 +177,16 @@ export function createIdempotencyService(deps: {
     mode: IdempotencyMode,
     work: (context: KeyedWork) => Promise<StoredResponse>,
     keepSeconds: number,
+    settle: (found: LookUp) => void,
   ): Promise<IdempotentResult> {
-    const claimed = await claimOrAnswer(scope, fingerprint, keepSeconds);
+    let claimed: Awaited<ReturnType<typeof claimOrAnswer>>;
+    try {
+      claimed = await claimOrAnswer(scope, fingerprint, keepSeconds);
+    } catch (error) {
+      if (error instanceof KoshError) settle({ refused: error });
+      throw error;
+    }
+    settle('replay' in claimed ? claimed : { claimed: true });
     if ('replay' in claimed) return { replayed: true, response: claimed.replay };
     const { claim, resumed } = claimed;
     const ids = seededIds(claim.seed, claim.createdAt);
