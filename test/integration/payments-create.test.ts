@@ -1,6 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDatabase, type TestAccount } from '../helpers/harness.js';
-import { createOrder, createPayment, paymentBody, RETURN_URL } from '../helpers/payments.js';
+import {
+  choose,
+  createOrder,
+  createPayment,
+  openPage,
+  paymentBody,
+  RETURN_URL,
+} from '../helpers/payments.js';
 
 describeEachDatabase('POST /v1/payments/create/s2s/', (harness) => {
   let merchant: TestAccount;
@@ -197,11 +204,8 @@ describeEachDatabase('POST /v1/payments/create/s2s/', (harness) => {
   });
 
   it('refuses a paid order with 409 order_already_paid', async () => {
-    const orderId = await createOrder(harness(), merchant);
-    await harness().container.db.query(
-      "UPDATE orders SET status = 'paid', amount_paid = amount WHERE id = $1",
-      [orderId],
-    );
+    const { orderId, paymentId } = await createPayment(harness(), merchant);
+    await choose(harness(), paymentId, await openPage(harness(), paymentId), 'success');
     const response = await harness().request('POST', '/v1/payments/create/s2s/', {
       auth: merchant,
       json: paymentBody(orderId),
