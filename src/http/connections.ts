@@ -11,12 +11,16 @@ import type net from 'node:net';
 export function trackConnections(server: http.Server, firstRequestTimeoutMs: number): { closeIdle(): void } {
   const open = new Map<net.Socket, { underWay: number; readAtRest: number; requests: number }>();
   server.on('connection', (socket: net.Socket) => {
-    open.set(socket, { underWay: 0, readAtRest: 0, requests: 0 });
+    const state = { underWay: 0, readAtRest: 0, requests: 0 };
+    open.set(socket, state);
     socket.once('close', () => open.delete(socket));
     // Node times a request's headers only once its first byte has come: a connection that sends
-    // nothing is closed when its first request's headers are not in within the same time (Node's
-    // own handler of the socket's timeout destroys a connection with no request on it).
-    socket.setTimeout(firstRequestTimeoutMs);
+    // nothing is closed when its first request's headers are not in within the same time. Closed
+    // here, not left to Node's default handler of the socket's timeout, which keeps the socket
+    // whenever anything listens to the server's (or a request's) 'timeout' event.
+    socket.setTimeout(firstRequestTimeoutMs, () => {
+      if (state.requests === 0) socket.destroy();
+    });
   });
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
     const socket = request.socket;

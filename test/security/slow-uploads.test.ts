@@ -135,12 +135,15 @@ describeEachDatabase(
       // Timed from the moment the server accepts the connection, not from the client's connect:
       // the server's behaviour is what is checked, and on a loaded machine the handshake itself can
       // take a retransmission or two.
-      const accepted: Array<{ port: number | undefined; at: number }> = [];
-      const onConnection = (socket: net.Socket) => accepted.push({ port: socket.remotePort, at: Date.now() });
+      const accepted: Array<{ port: number | undefined; at: number; socket: net.Socket }> = [];
+      const onConnection = (socket: net.Socket) =>
+        accepted.push({ port: socket.remotePort, at: Date.now(), socket });
       harness().app.server.on('connection', onConnection);
       const opened = Date.now();
       const silent = net.connect(port, '127.0.0.1');
       silent.on('error', () => {});
+      // Reads whatever comes (nothing should), so the socket sees the server's close at once.
+      silent.resume();
       let connectedAt: number | undefined;
       let silentPort: number | undefined;
       silent.once('connect', () => {
@@ -169,11 +172,17 @@ describeEachDatabase(
           }),
         ]);
         clearTimeout(limit);
-        const acceptedAt = accepted.find((entry) => entry.port === silentPort)?.at;
+        const serverSide = accepted.find((entry) => entry.port === silentPort);
+        const acceptedAt = serverSide?.at;
         const seen =
           `connected after ${connectedAt === undefined ? '-' : connectedAt - opened} ms, ` +
           `accepted after ${acceptedAt === undefined ? '-' : acceptedAt - opened} ms, ` +
-          `closed after ${closedAt === undefined ? '-' : closedAt - opened} ms`;
+          `closed after ${closedAt === undefined ? '-' : closedAt - opened} ms; the server's socket: ` +
+          (serverSide
+            ? `destroyed ${serverSide.socket.destroyed}, timeout ${serverSide.socket.timeout}, ` +
+              `bytes read ${serverSide.socket.bytesRead}, 'timeout' listeners ${serverSide.socket.listenerCount('timeout')} ` +
+              `(the server's ${harness().app.server.listenerCount('timeout')}), accepted ${accepted.length} in all`
+            : 'not seen');
         expect(closedAt, seen).toBeDefined();
         expect(acceptedAt, seen).toBeDefined();
         const ms = (closedAt as number) - (acceptedAt as number);
