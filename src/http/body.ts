@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import qs from 'qs';
 import { KoshError } from '../domain/errors.js';
+import { sentMoreThanOnce } from './headers.js';
 import {
   keyCount,
   keyEndsIn,
@@ -184,12 +185,59 @@ export function registerBodyParsers(app: FastifyInstance): void {
 /** A compressed body (any Content-Encoding but identity) is refused, never read as if it were text. */
 export function encodingRefusal(request: FastifyRequest): KoshError | undefined {
   const encoding = request.headers['content-encoding'];
-  if (encoding === undefined || /^\s*identity\s*$/i.test(encoding)) return undefined;
-  const named = encoding.length > 40 ? `${encoding.slice(0, 40)}…` : encoding;
-  return new KoshError(
-    'unsupported_media_type',
-    `Content-Encoding '${named}' is not accepted: send the body uncompressed.`,
-  );
+  if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) {
+    return new KoshError(
+      'unsupported_media_type',
+      `Content-Encoding '${clipped(encoding)}' is not accepted: send the body uncompressed.`,
+    );
+  }
+  const type = request.headers['content-type'];
+  const charset = type?.includes('charset') ? CHARSET.exec(type)?.[1] : undefined;
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    return new KoshError(
+      'unsupported_media_type',
+      `The charset '${clipped(charset)}' is not accepted: send the body as UTF-8 (charset=utf-8).`,
+    );
+  }
+  // Node keeps the first of several; a proxy in front may have read another.
+  if (sentMoreThanOnce(request.raw.rawHeaders, 'content-type')) {
+    return new KoshError('invalid_body', 'Content-Type is given more than once; send it once.');
+  }
+  return undefined;
+}
+
+/** A Content-Type's charset parameter, quoted or not. */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+const clipped = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+
+/**
+ * An API route that declares no body refuses one, as a route that declares a body refuses the fields
+ * it does not declare: `DELETE /v1/keys/…/` with `{"dry_run": true}` must not revoke the key while
+ * ignoring what the caller thought it asked. An empty body, or an empty JSON object, is no body.
+ */
+export function refuseUndeclaredBody(request: FastifyRequest): void {
+  if (request.principal === undefined || (request.routeOptions.schema as { body?: unknown })?.body) return;
+  const body = request.body;
+  if (body === undefined) {
+    // GET and HEAD bodies are not read at all: any byte of one is refused.
+    const headers = request.headers;
+    if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0) return;
+    throw new KoshError(
+      'invalid_body',
+      `${request.method} ${request.routeOptions.url} takes no request body.`,
+    );
+  }
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const [name] = Object.keys(body);
+    if (name === undefined) return;
+    throw new KoshError(
+      'unknown_field',
+      `Unknown field '${name}': ${request.method} ${request.routeOptions.url} takes no request body.`,
+      name,
+    );
+  }
+  throw new KoshError('invalid_body', `${request.method} ${request.routeOptions.url} takes no request body.`);
 }
 
 /**
@@ -271,7 +319,22 @@ export function refuseUnstorableText(request: FastifyRequest): void {
  * returns keep their own rules.
  */
 export function refuseUndeclaredQuery(request: FastifyRequest): void {
-  if (request.principal === undefined || !request.url.includes('?')) return;
+  if (request.principal === undefined) return;
+  const url = request.url;
+  const start = url.indexOf('?');
+  // A fragment is never sent to a server; Fastify would read what follows '#' as a query.
+  if (url.includes('#')) {
+    throw new KoshError('invalid_url', "The request's URL holds '#': send the path and the query only.");
+  }
+  if (start === -1) return;
+  try {
+    decodeURIComponent(url.slice(start + 1));
+  } catch {
+    throw new KoshError(
+      'invalid_url',
+      "The query string holds a '%' that is not the escape of UTF-8 bytes (write '%25' for a '%').",
+    );
+  }
   const query = request.query as Record<string, unknown>;
   if ((request.routeOptions.schema as { querystring?: unknown } | undefined)?.querystring) {
     for (const name in query) {

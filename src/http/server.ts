@@ -30,7 +30,13 @@ import { registerRefundRoutes } from '../modules/refunds/refunds.routes.js';
 import { registerWebhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import type { App } from './app-types.js';
 import { createAuthHook } from './auth.js';
-import { coerceToSchema, refuseUndeclaredQuery, refuseUnstorableText, registerBodyParsers } from './body.js';
+import {
+  coerceToSchema,
+  refuseUndeclaredBody,
+  refuseUndeclaredQuery,
+  refuseUnstorableText,
+  registerBodyParsers,
+} from './body.js';
 import { trackConnections } from './connections.js';
 import { registerErrorDocs } from './error-docs.js';
 import { clientErrorAnswerer, frameworkError, handleError, sendError } from './errors.js';
@@ -201,6 +207,8 @@ export async function buildServer(container: Container): Promise<App> {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
     reply.header('X-Content-Type-Options', 'nosniff');
+    // Answers are about this moment and this caller: no cache in between keeps one.
+    reply.header('Cache-Control', 'no-store');
     if (closing) {
       // Nothing starts on a server that is stopping; the caller retries (on another server).
       // (Answered here, not thrown: a stop is not a failure to log.)
@@ -214,6 +222,7 @@ export async function buildServer(container: Container): Promise<App> {
   });
   app.addHook('preValidation', (request, _reply, done) => {
     refuseUndeclaredQuery(request);
+    refuseUndeclaredBody(request);
     refuseUnstorableText(request);
     coerceToSchema(request);
     done();
