@@ -60,6 +60,7 @@ export function createAuthHook(accounts: AccountsService, publicUrl: string, lim
     reply: FastifyReply,
     requirement: AccountKind | 'any',
     principal: Principal | undefined,
+    unlimited: boolean,
   ): void | Promise<void> {
     if (!principal) {
       if (!limiter) throw new KoshError('invalid_credentials');
@@ -74,7 +75,7 @@ export function createAuthHook(accounts: AccountsService, publicUrl: string, lim
     const bindings = { account_id: principal.accountId, mode: principal.mode };
     if (request.log instanceof RequestLogger) request.log.bind(bindings);
     else request.log = request.log.child(bindings);
-    return limiter?.limitKey(request, reply);
+    return unlimited ? undefined : limiter?.limitKey(request, reply);
   }
 
   return function authenticate(
@@ -82,7 +83,9 @@ export function createAuthHook(accounts: AccountsService, publicUrl: string, lim
     reply: FastifyReply,
     done: (error?: Error) => void,
   ): void {
-    const requirement = request.routeOptions.config.auth;
+    // Read once: Fastify builds `routeOptions` anew at each read.
+    const { auth: requirement, rateLimit } = request.routeOptions.config;
+    const unlimited = rateLimit === false;
     if (!requirement || requirement === 'none') {
       done();
       return;
@@ -108,14 +111,14 @@ export function createAuthHook(accounts: AccountsService, publicUrl: string, lim
     }
     const cached = accounts.authenticateCached(credentials.apiKey, credentials.secret);
     if (cached !== 'miss') {
-      const limited = admit(request, reply, requirement, cached);
+      const limited = admit(request, reply, requirement, cached, unlimited);
       if (limited) limited.then(() => done(), done);
       else done();
       return;
     }
     accounts
       .authenticate(credentials.apiKey, credentials.secret)
-      .then((principal) => admit(request, reply, requirement, principal))
+      .then((principal) => admit(request, reply, requirement, principal, unlimited))
       .then(() => done(), done);
   };
 }

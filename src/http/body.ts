@@ -38,6 +38,12 @@ export const FORM_PARSE_OPTIONS = {
   },
 } as const satisfies qs.IParseOptions;
 
+/**
+ * What the checks below read of the request's route. Fastify's `request.routeOptions` builds a new
+ * object at each read, so the hook that runs them reads it once and hands it to each.
+ */
+export type RouteFacts = Pick<FastifyRequest['routeOptions'], 'schema' | 'url'>;
+
 /** A form field or value whose percent-escapes do not decode to UTF-8. */
 class MalformedEscape extends Error {}
 
@@ -216,28 +222,25 @@ const clipped = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` 
  * it does not declare: `DELETE /v1/keys/…/` with `{"dry_run": true}` must not revoke the key while
  * ignoring what the caller thought it asked. An empty body, or an empty JSON object, is no body.
  */
-export function refuseUndeclaredBody(request: FastifyRequest): void {
-  if (request.principal === undefined || (request.routeOptions.schema as { body?: unknown })?.body) return;
+export function refuseUndeclaredBody(request: FastifyRequest, route: RouteFacts): void {
+  if (request.principal === undefined || (route.schema as { body?: unknown } | undefined)?.body) return;
   const body = request.body;
   if (body === undefined) {
     // GET and HEAD bodies are not read at all: any byte of one is refused.
     const headers = request.headers;
     if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0) return;
-    throw new KoshError(
-      'invalid_body',
-      `${request.method} ${request.routeOptions.url} takes no request body.`,
-    );
+    throw new KoshError('invalid_body', `${request.method} ${route.url} takes no request body.`);
   }
   if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
     const [name] = Object.keys(body);
     if (name === undefined) return;
     throw new KoshError(
       'unknown_field',
-      `Unknown field '${name}': ${request.method} ${request.routeOptions.url} takes no request body.`,
+      `Unknown field '${name}': ${request.method} ${route.url} takes no request body.`,
       name,
     );
   }
-  throw new KoshError('invalid_body', `${request.method} ${request.routeOptions.url} takes no request body.`);
+  throw new KoshError('invalid_body', `${request.method} ${route.url} takes no request body.`);
 }
 
 /**
@@ -318,7 +321,7 @@ export function refuseUnstorableText(request: FastifyRequest): void {
  * Only requests authenticated with a key are API requests; the customer's pages and providers'
  * returns keep their own rules.
  */
-export function refuseUndeclaredQuery(request: FastifyRequest): void {
+export function refuseUndeclaredQuery(request: FastifyRequest, route: RouteFacts): void {
   if (request.principal === undefined) return;
   const url = request.url;
   const start = url.indexOf('?');
@@ -336,7 +339,7 @@ export function refuseUndeclaredQuery(request: FastifyRequest): void {
     );
   }
   const query = request.query as Record<string, unknown>;
-  if ((request.routeOptions.schema as { querystring?: unknown } | undefined)?.querystring) {
+  if ((route.schema as { querystring?: unknown } | undefined)?.querystring) {
     for (const name in query) {
       if (Array.isArray(query[name])) {
         throw new KoshError('invalid_field', `The query parameter '${name}' is given more than once.`, name);
@@ -395,8 +398,8 @@ function coerceObject(target: unknown, schema: SchemaLike | undefined, depth = 0
   }
 }
 
-export function coerceToSchema(request: FastifyRequest): void {
-  const schema = request.routeOptions.schema as { body?: SchemaLike; querystring?: SchemaLike } | undefined;
+export function coerceToSchema(request: FastifyRequest, route: RouteFacts): void {
+  const schema = route.schema as { body?: SchemaLike; querystring?: SchemaLike } | undefined;
   if (!schema) return;
   coerceObject(request.query, schema.querystring);
   // A POST without any body (e.g. rotate-secret, redeliver) is an empty object, so the schema

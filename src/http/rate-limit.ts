@@ -13,8 +13,9 @@ declare module 'fastify' {
 
 export interface RateLimiter {
   /**
-   * Called by authentication once the key is known: takes a token from the key's bucket (429 when
-   * empty). Synchronous while this process holds tokens of the key; a promise when it must ask.
+   * Called by authentication once the key is known, unless the route opts out (`rateLimit: false`):
+   * takes a token from the key's bucket (429 when empty). Synchronous while this process holds
+   * tokens of the key; a promise when it must ask.
    */
   limitKey(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
   /** Throws 429 when the client address has failed authentication too often. */
@@ -40,7 +41,7 @@ export function createRateLimiter(limits: RateLimits, store: LimitsService): Rat
   return {
     limitKey(request, reply) {
       const principal = request.principal;
-      if (!principal || request.routeOptions.config.rateLimit === false) return;
+      if (!principal) return;
       const perSecond = limits.perSecond[principal.mode];
       if (perSecond <= 0) return;
       const decision = store.take(principal.apiKey, perSecond, limits.burst[principal.mode]);

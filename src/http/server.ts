@@ -221,10 +221,11 @@ export async function buildServer(container: Container): Promise<App> {
     authenticate(request, reply, done);
   });
   app.addHook('preValidation', (request, _reply, done) => {
-    refuseUndeclaredQuery(request);
-    refuseUndeclaredBody(request);
+    const route = request.routeOptions;
+    refuseUndeclaredQuery(request, route);
+    refuseUndeclaredBody(request, route);
     refuseUnstorableText(request);
-    coerceToSchema(request);
+    coerceToSchema(request, route);
     done();
   });
   // Closing. The listener stops accepting at once, but a keep-alive connection that is idle at that
