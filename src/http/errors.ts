@@ -233,6 +233,12 @@ export function toKoshError(error: FastifyError & { validationContext?: string }
       return new KoshError(error.statusCode === 415 ? 'unsupported_media_type' : 'invalid_body');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new KoshError('invalid_json');
+    // A method whose body Fastify requires (QUERY), sent without one: no route of Kosh takes it.
+    case 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE':
+      return new KoshError(
+        'malformed_request',
+        'This method needs a Content-Type header, and no endpoint takes it.',
+      );
   }
   if (error instanceof SyntaxError || error.statusCode === 400) return new KoshError('invalid_json');
   if (error.statusCode === 413) return new KoshError('body_too_large');

@@ -95,6 +95,8 @@ export async function buildServer(container: Container): Promise<App> {
           requestTimeout: config.requestTimeoutMs,
           headersTimeout: config.headersTimeoutMs,
           connectionsCheckingInterval: 1_000,
+          // Node would answer a request without Host itself, outside the API's envelope (onRequest).
+          requireHostHeader: false,
           keepAliveTimeout: 72_000,
           ServerResponse: closingAwareResponse(() => closing),
         },
@@ -209,6 +211,11 @@ export async function buildServer(container: Container): Promise<App> {
     reply.header('X-Content-Type-Options', 'nosniff');
     // Answers are about this moment and this caller: no cache in between keeps one.
     reply.header('Cache-Control', 'no-store');
+    if (request.headers.host === undefined && request.raw.httpVersion !== '1.0') {
+      // HTTP/1.1 requires it (RFC 9112, section 3.2).
+      sendError(reply, new KoshError('malformed_request', 'The request has no Host header.'));
+      return;
+    }
     if (closing) {
       // Nothing starts on a server that is stopping; the caller retries (on another server).
       // (Answered here, not thrown: a stop is not a failure to log.)

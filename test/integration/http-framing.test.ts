@@ -26,7 +26,8 @@ describeEachDatabase('HTTP framing', (harness) => {
   async function raw(
     head: string[],
     body = '',
-  ): Promise<{ status: number; json: { error: { code: string; message: string } } }> {
+    host = 'Host: 127.0.0.1',
+  ): Promise<{ status: number; json: { error: { code: string; message: string } }; text: string }> {
     const socket = net.connect(port, '127.0.0.1');
     let text = '';
     socket.setEncoding('utf8').on('data', (chunk: string) => {
@@ -34,11 +35,11 @@ describeEachDatabase('HTTP framing', (harness) => {
     });
     const closed = new Promise((resolve) => socket.once('close', resolve));
     socket.write(
-      `${[...head, 'Host: 127.0.0.1', `Authorization: ${merchant.auth}`, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`,
+      `${[...head, host, `Authorization: ${merchant.auth}`, 'Connection: close'].filter(Boolean).join('\r\n')}\r\n\r\n${body}`,
     );
     await closed;
     const [status] = text.match(/(?<=^HTTP\/1\.1 )\d{3}/) ?? [];
-    return { status: Number(status), json: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) };
+    return { status: Number(status), json: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), text };
   }
 
   /** A request with a body as given, bytes and all. */
@@ -129,6 +130,19 @@ describeEachDatabase('HTTP framing', (harness) => {
     expect(response.json.error).toMatchObject({ code: 'invalid_body' });
     expect(response.json.error.message).toContain('Content-Type is given more than once');
     expect(await ordersWithReceipt('two-types')).toBe(0);
+  });
+
+  it('answers a request without Host, and a bodiless QUERY, in the API envelope with the right code', async () => {
+    const hostless = await raw(['GET /healthz HTTP/1.1'], '', '');
+    expect(hostless.status).toBe(400);
+    expect(hostless.json.error).toMatchObject({
+      code: 'malformed_request',
+      message: 'The request has no Host header.',
+    });
+    expect(hostless.text).toMatch(/\r\nx-request-id: req_/i);
+    const query = await raw(['QUERY /healthz HTTP/1.1']);
+    expect(query.status).toBe(400);
+    expect(query.json.error).toMatchObject({ code: 'malformed_request' });
   });
 
   it('tells every cache in between to keep no answer', async () => {
