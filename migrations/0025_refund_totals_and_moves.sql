@@ -12,8 +12,9 @@
 -- Rules 3 and 4 are in each trigger's WHEN condition, which PostgreSQL evaluates in the row's
 -- update without calling a function; the function only raises, for a write that breaks the rule.
 -- They fire only when a guarded column is in the statement's SET list (UPDATE OF), and after the
--- row rules of 0021 (BEFORE triggers fire in the order of their names), so a row that breaks one
--- of those is named by it. Errors are check_violation (23514), naming the rule as the constraint.
+-- row rules of 0021 (BEFORE triggers fire in the order of their names), so a payment or an order
+-- that breaks one of those is named by it; a refund's own rules are CHECK constraints, checked
+-- after every BEFORE trigger. Errors are check_violation (23514), naming the rule as the constraint.
 
 CREATE FUNCTION refuse_rule_from_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -52,8 +53,12 @@ BEGIN
   ELSE
     pid := NEW.payment_id;
   END IF;
-  SELECT amount_refunded INTO counted FROM payments WHERE id = pid;
-  SELECT coalesce(sum(amount), 0) INTO refunded FROM refunds WHERE payment_id = pid AND status <> 'failed';
+  -- One statement, so one snapshot: under READ COMMITTED two statements could see another
+  -- transaction's refund and its counting on either side of its commit.
+  SELECT p.amount_refunded,
+         (SELECT coalesce(sum(r.amount), 0) FROM refunds r WHERE r.payment_id = pid AND r.status <> 'failed')
+    INTO counted, refunded
+    FROM payments p WHERE p.id = pid;
   IF counted IS DISTINCT FROM refunded THEN
     RAISE EXCEPTION 'payment % counts % refunded; its refunds that have not failed add up to %',
       pid, counted, refunded

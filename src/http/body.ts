@@ -199,7 +199,8 @@ export function encodingRefusal(request: FastifyRequest): KoshError | undefined 
   }
   const type = request.headers['content-type'];
   const charset = type?.includes('charset') ? CHARSET.exec(type)?.[1] : undefined;
-  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+  // ASCII is UTF-8's first 128 characters: a body labelled so reads the same.
+  if (charset !== undefined && !/^(utf-?8|us-ascii)$/i.test(charset)) {
     return new KoshError(
       'unsupported_media_type',
       `The charset '${clipped(charset)}' is not accepted: send the body as UTF-8 (charset=utf-8).`,
@@ -226,7 +227,9 @@ export function refuseUndeclaredBody(request: FastifyRequest, route: RouteFacts)
   if (request.principal === undefined || (route.schema as { body?: unknown } | undefined)?.body) return;
   const body = request.body;
   if (body === undefined) {
-    // GET and HEAD bodies are not read at all: any byte of one is refused.
+    // A body Fastify read and found empty is no body. GET and HEAD bodies are not read at all: any
+    // byte of one is refused.
+    if (request.method !== 'GET' && request.method !== 'HEAD') return;
     const headers = request.headers;
     if (headers['transfer-encoding'] === undefined && Number(headers['content-length'] ?? 0) === 0) return;
     throw new KoshError('invalid_body', `${request.method} ${route.url} takes no request body.`);

@@ -307,6 +307,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, publicU
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
       'X-Content-Type-Options: nosniff\r\n' +
+      'Cache-Control: no-store\r\n' +
       `Connection: close\r\n\r\n${body}`,
   );
 }

@@ -75,6 +75,20 @@ describeEachDatabase('HTTP framing', (harness) => {
     const deleted = await harness().request('DELETE', path, { auth: merchant, json: {} });
     expect(deleted.statusCode, deleted.body).toBe(200);
     expect((await harness().request('GET', path, { auth: merchant })).statusCode).toBe(404);
+    // Nor is an empty chunked body.
+    const another = await harness().request('POST', '/v1/webhooks/', {
+      auth: merchant,
+      json: { url: 'http://127.0.0.1:9/other', enabled_events: ['payment.captured'] },
+    });
+    const chunked = await raw(
+      [
+        `DELETE /v1/webhooks/${another.json().data.id}/ HTTP/1.1`,
+        'Content-Type: application/json',
+        'Transfer-Encoding: chunked',
+      ],
+      '0\r\n\r\n',
+    );
+    expect(chunked.status, chunked.text).toBe(200);
   });
 
   it('refuses a body on a GET, which Kosh would not read', async () => {
@@ -113,6 +127,14 @@ describeEachDatabase('HTTP framing', (harness) => {
       expect(response.statusCode, response.body).toBe(200);
     }
     expect(await ordersWithReceipt('latin-café')).toBe(2);
+    // ASCII is UTF-8's first 128 characters: a form labelled so reads the same.
+    const ascii = await send(
+      'POST',
+      '/v1/orders/',
+      'application/x-www-form-urlencoded; charset=us-ascii',
+      'amount=5000&currency=INR&receipt=ascii-form',
+    );
+    expect(ascii.statusCode, ascii.body).toBe(200);
   });
 
   it('refuses a Content-Type given twice, whichever a proxy read, creating nothing', async () => {
@@ -155,5 +177,9 @@ describeEachDatabase('HTTP framing', (harness) => {
       const response = await harness().request('GET', path, auth ? { auth } : {});
       expect(response.headers['cache-control'], path).toBe('no-store');
     }
+    // An error answered before the request reaches a route too.
+    const unreadable = await raw(['GET /healthz HTTP/9.9']);
+    expect(unreadable.status).toBe(400);
+    expect(unreadable.text).toMatch(/\r\ncache-control: no-store\r\n/i);
   });
 });
