@@ -188,7 +188,11 @@ export function registerBodyParsers(app: FastifyInstance): void {
   });
 }
 
-/** A compressed body (any Content-Encoding but identity) is refused, never read as if it were text. */
+/**
+ * What a body's headers say that Kosh will not read as sent: a compressed body (any
+ * Content-Encoding but identity; never read as if it were text), a charset other than UTF-8, and a
+ * Content-Type given twice.
+ */
 export function encodingRefusal(request: FastifyRequest): KoshError | undefined {
   const encoding = request.headers['content-encoding'];
   if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) {
