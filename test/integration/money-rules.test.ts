@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import type { Queryable } from '../../src/db/db.js';
 import { describeEachDatabase } from '../helpers/harness.js';
 import { choose, createPayment, openPage } from '../helpers/payments.js';
 
@@ -40,12 +41,14 @@ describeEachDatabase('the money rules the database holds', (harness) => {
     };
   };
 
+  /** A pending refund of 500 written straight to the table, on `db` (a transaction, or the pool). */
   const insertRefund = (
     id: string,
     paymentId: string,
     change: { currency?: string; account?: string } = {},
+    db: Queryable = harness().container.db,
   ) =>
-    harness().container.db.query(
+    db.query(
       `INSERT INTO refunds (id, account_id, mode, payment_id, order_id, amount, currency, status, speed,
                             connector, created_at, updated_at)
        SELECT $1, coalesce($3, account_id), mode, id, order_id, 500, coalesce($4, currency), 'pending', 'normal',
@@ -86,13 +89,7 @@ describeEachDatabase('the money rules the database holds', (harness) => {
       await tx.query('UPDATE payments SET amount_refunded = amount_refunded + 500 WHERE id = $1', [
         paymentId,
       ]);
-      await tx.query(
-        `INSERT INTO refunds (id, account_id, mode, payment_id, order_id, amount, currency, status, speed,
-                              connector, created_at, updated_at)
-         SELECT $1, account_id, mode, id, order_id, 500, currency, 'pending', 'normal', connector, now(), now()
-           FROM payments WHERE id = $2`,
-        [`${refundId}_counted`, paymentId],
-      );
+      await insertRefund(`${refundId}_counted`, paymentId, {}, tx);
     });
     expect((await rowsOf(paymentId)).refunds).toHaveLength(2);
     expect((await rowsOf(paymentId)).payment[0]).toMatchObject({ amount_refunded: '1500' });
